@@ -1,0 +1,205 @@
+//! Argument parsing on lexopt: one parse function per subcommand, each filling a plain struct.
+//! Nothing here does I/O; a usage error is one line and exit status 2.
+
+use lexopt::prelude::*;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub enum Command {
+    Compress(Compress),
+    Expand { reference: String },
+    Tokens { file: Option<PathBuf> },
+    Pin { hash: String, pinned: bool },
+    Forget { hash: String },
+    Reset { all: bool },
+    Demo,
+    Hook { client: String },
+    Help { topic: Option<String> },
+    Version,
+}
+
+#[derive(Default)]
+pub struct Compress {
+    pub label: Option<String>,
+    pub no_cache: bool,
+    pub no_abbrev: bool,
+    pub text: Option<String>,
+}
+
+/// One subcommand's help: usage line and description.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("compress", "sqz compress [--cmd LABEL] [--no-cache] [--no-abbrev] [TEXT]",
+     "Compress stdin (or TEXT) for an agent. Output goes to stdout, one [sqz] header to stderr.\n  --cmd LABEL   the command that produced the output (picks a formatter)\n  --no-cache    no references, nothing stored; only lossless stages run\n  --no-abbrev   no phrase abbreviation\nA final line __SQZ_EXIT_<code>__ is stripped and becomes sqz's exit status."),
+    ("expand", "sqz expand REF",
+     "Print the original bytes behind a reference: a unique hash prefix, a whole §ref:…§ token,\nor HASH:La-b for lines a to b. Exit 0 found, 1 none, 2 ambiguous or malformed, 3 store error."),
+    ("tokens", "sqz tokens [FILE]", "Print the approximate cl100k token count of FILE or stdin."),
+    ("pin", "sqz pin HASH", "Exempt a stored entry from freshness checks: its references stay valid."),
+    ("unpin", "sqz unpin HASH", "Undo sqz pin."),
+    ("forget", "sqz forget HASH", "Delete one stored entry."),
+    ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
+    ("hook", "sqz hook CLIENT",
+     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again."),
+    ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
+    ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
+];
+
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt::Error> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let Some(arg) = parser.next()? else {
+        return Ok(Command::Help { topic: None });
+    };
+    match arg {
+        Long("version") | Short('V') => Ok(Command::Version),
+        Long("help") | Short('h') => Ok(Command::Help { topic: None }),
+        Value(word) => {
+            let word = word.string()?;
+            match word.as_str() {
+                "compress" => parse_compress(&mut parser),
+                "expand" => one_value(&mut parser, "expand", "REF", |reference| Command::Expand {
+                    reference,
+                }),
+                "tokens" => parse_tokens(&mut parser),
+                "pin" => one_value(&mut parser, "pin", "HASH", |hash| Command::Pin {
+                    hash,
+                    pinned: true,
+                }),
+                "unpin" => one_value(&mut parser, "unpin", "HASH", |hash| Command::Pin {
+                    hash,
+                    pinned: false,
+                }),
+                "forget" => one_value(&mut parser, "forget", "HASH", |hash| Command::Forget {
+                    hash,
+                }),
+                "reset" => parse_reset(&mut parser),
+                "demo" => no_args(&mut parser, "demo", Command::Demo),
+                "hook" => one_value(&mut parser, "hook", "CLIENT", |client| Command::Hook {
+                    client,
+                }),
+                "help" => Ok(Command::Help {
+                    topic: parser.next()?.map(|a| match a {
+                        Value(v) => v.to_string_lossy().into_owned(),
+                        other => format!("{other:?}"),
+                    }),
+                }),
+                _ => Err(lexopt::Error::Custom(
+                    format!("unknown command '{word}' (see sqz help)").into(),
+                )),
+            }
+        }
+        _ => Err(arg.unexpected()),
+    }
+}
+
+fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut c = Compress::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("cmd") => c.label = Some(parser.value()?.string()?),
+            Long("no-cache") => c.no_cache = true,
+            Long("no-abbrev") => c.no_abbrev = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("compress".into()),
+                })
+            }
+            Value(v) if c.text.is_none() => c.text = Some(v.string()?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Compress(c))
+}
+
+fn parse_tokens(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut file = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("tokens".into()),
+                })
+            }
+            Value(v) if file.is_none() => file = Some(PathBuf::from(v)),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Tokens { file })
+}
+
+fn parse_reset(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut all = false;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("all") => all = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("reset".into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Reset { all })
+}
+
+fn no_args(
+    parser: &mut lexopt::Parser,
+    command: &str,
+    then: Command,
+) -> Result<Command, lexopt::Error> {
+    match parser.next()? {
+        None => Ok(then),
+        Some(Long("help") | Short('h')) => Ok(Command::Help {
+            topic: Some(command.into()),
+        }),
+        Some(arg) => Err(arg.unexpected()),
+    }
+}
+
+/// Exactly one positional value, e.g. the HASH of `sqz pin HASH`, handed to `make`.
+fn one_value(
+    parser: &mut lexopt::Parser,
+    command: &str,
+    name: &str,
+    make: impl FnOnce(String) -> Command,
+) -> Result<Command, lexopt::Error> {
+    let mut value = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some(command.into()),
+                })
+            }
+            Value(v) if value.is_none() => value = Some(v.string()?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    match value {
+        Some(v) => Ok(make(v)),
+        None => Err(lexopt::Error::Custom(
+            format!("{command} needs {name} (usage: sqz {command} {name})").into(),
+        )),
+    }
+}
+
+/// The text of `sqz help` or `sqz help COMMAND`.
+pub fn help(topic: Option<&str>) -> Option<String> {
+    if let Some(topic) = topic {
+        let (_, usage, about) = COMMANDS.iter().find(|(name, _, _)| *name == topic)?;
+        return Some(format!("usage: {usage}\n\n{about}\n"));
+    }
+    let mut out = format!(
+        "sqz {} — compresses the tool output AI coding agents read; everything stays recoverable.\n\nCommands:\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (_, usage, about) in COMMANDS {
+        let first = about.lines().next().unwrap_or("");
+        out.push_str(&format!("  {usage}\n      {first}\n"));
+    }
+    out.push_str("  sqz --version\n      Print the version.\n\nEnvironment:\n");
+    for (name, meaning) in crate::env::VARIABLES {
+        out.push_str(&format!("  {name:<24}{meaning}\n"));
+    }
+    out.push_str("\nRun `sqz help COMMAND` for one command's flags.\n");
+    Some(out)
+}

@@ -1,0 +1,136 @@
+//! `sqz expand REF`: the original bytes behind a reference, whole or a line range. Exit 0
+//! found, 1 no match, 2 ambiguous or malformed, 3 store error. Each expand records an event.
+
+use super::{normalize_hash, open_store, write_stdout};
+use crate::env::Env;
+use crate::store::Resolved;
+
+/// A parsed reference: hash prefix and optional 1-based inclusive line range.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub prefix: String,
+    pub lines: Option<(usize, usize)>,
+}
+
+pub fn parse(input: &str) -> Option<Reference> {
+    let t = input.trim().trim_start_matches('§').trim_end_matches('§');
+    let t = t.strip_prefix("ref:").unwrap_or(t);
+    let (hash, range) = match t.split_once(':') {
+        Some((hash, range)) => (hash, Some(range)),
+        None => (t, None),
+    };
+    let prefix = normalize_hash(hash)?;
+    let lines = match range {
+        None => None,
+        Some(r) => {
+            let r = r.strip_prefix('L').unwrap_or(r);
+            let (a, b) = r.split_once('-').unwrap_or((r, r));
+            let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+            if a == 0 || b < a {
+                return None;
+            }
+            Some((a, b))
+        }
+    };
+    Some(Reference { prefix, lines })
+}
+
+pub fn run(input: &str, env: &Env) -> i32 {
+    let Some(reference) = parse(input) else {
+        eprintln!("sqz: malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§");
+        return 2;
+    };
+    let mut store = match open_store(env) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let hash = match store.resolve(&reference.prefix) {
+        Ok(Resolved::One(hash)) => hash,
+        Ok(Resolved::None) => {
+            eprintln!("sqz: no stored entry matches '{}' (it may have been evicted, or stored on another machine)", reference.prefix);
+            return 1;
+        }
+        Ok(Resolved::Ambiguous(n)) => {
+            eprintln!(
+                "sqz: '{}' matches {n} entries; use a longer prefix",
+                reference.prefix
+            );
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            return 3;
+        }
+    };
+    let original = match store.original(&hash) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            eprintln!("sqz: no stored entry matches '{}'", reference.prefix);
+            return 1;
+        }
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            return 3;
+        }
+    };
+    let bytes = match reference.lines {
+        None => &original[..],
+        Some((first, last)) => match line_range(&original, first, last) {
+            Some(slice) => slice,
+            None => {
+                eprintln!(
+                    "sqz: entry {hash} has {} lines; L{first}-{last} is out of range",
+                    crate::text::line_count(&original)
+                );
+                return 1;
+            }
+        },
+    };
+    let _ = store.record_event(crate::env::now_ms(), input.trim(), "expand", Some(&hash));
+    write_stdout(bytes);
+    0
+}
+
+/// Lines `first..=last` (1-based) of `bytes`, each with its line break; `last` is clamped.
+pub fn line_range(bytes: &[u8], first: usize, last: usize) -> Option<&[u8]> {
+    let mut starts = vec![0usize];
+    starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    if starts.last() == Some(&bytes.len()) {
+        starts.pop();
+    }
+    let start = *starts.get(first - 1)?;
+    let end = starts.get(last).copied().unwrap_or(bytes.len());
+    Some(&bytes[start..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_reference_form() {
+        let r = |prefix: &str, lines| {
+            Some(Reference {
+                prefix: prefix.into(),
+                lines,
+            })
+        };
+        assert_eq!(parse("§ref:0123abcd§"), r("0123abcd", None));
+        assert_eq!(
+            parse("§ref:0123abcd:L41-80§"),
+            r("0123abcd", Some((41, 80)))
+        );
+        assert_eq!(parse("ABCD:L3-3"), r("abcd", Some((3, 3))));
+        assert_eq!(parse("ref:abc"), r("abc", None));
+        assert_eq!(parse("xyz"), None);
+        assert_eq!(parse("abc:L5-2"), None);
+        assert_eq!(parse("abc:L0-2"), None);
+    }
+
+    #[test]
+    fn ranges_are_whole_lines() {
+        assert_eq!(line_range(b"a\nb\nc\n", 2, 3), Some(&b"b\nc\n"[..]));
+        assert_eq!(line_range(b"a\nb\nc", 3, 9), Some(&b"c"[..]));
+        assert_eq!(line_range(b"a\n", 2, 2), None);
+    }
+}

@@ -1,0 +1,79 @@
+//! The command layer: one file per subcommand. Only this layer (and `main`) touches stdin,
+//! stdout, stderr, the environment and the clock.
+
+mod compress;
+mod demo;
+mod expand;
+mod manage;
+
+use crate::cli::Command;
+use crate::env::Env;
+use crate::store::Store;
+use std::io::Write;
+
+pub fn run(command: Command, env: &Env) -> i32 {
+    match command {
+        Command::Compress(args) => compress::run(&args, env),
+        Command::Expand { reference } => expand::run(&reference, env),
+        Command::Tokens { file } => manage::tokens(file.as_deref()),
+        Command::Pin { hash, pinned } => manage::pin(&hash, pinned, env),
+        Command::Forget { hash } => manage::forget(&hash, env),
+        Command::Reset { all } => manage::reset(all, env),
+        Command::Demo => demo::run(),
+        Command::Hook { client } => match client.as_str() {
+            "precompact" => crate::hook::precompact(env),
+            other => {
+                eprintln!("sqz: unknown hook client '{other}' (supported: precompact)");
+                write_stdout(b"{}\n");
+                0
+            }
+        },
+        Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
+            Some(text) => {
+                write_stdout(text.as_bytes());
+                0
+            }
+            None => {
+                eprintln!(
+                    "sqz: no help for '{}' (see sqz help)",
+                    topic.unwrap_or_default()
+                );
+                2
+            }
+        },
+        Command::Version => {
+            write_stdout(format!("sqz {}\n", env!("CARGO_PKG_VERSION")).as_bytes());
+            0
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe is not an error.
+pub fn write_stdout(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+/// Opens the store for a management command, printing the one-line reason on failure.
+fn open_store(env: &Env) -> Result<Store, i32> {
+    match Store::open(&env.db_path) {
+        Ok((store, notice)) => {
+            if let Some(notice) = notice {
+                eprintln!("{notice}");
+            }
+            Ok(store)
+        }
+        Err(e) => {
+            eprintln!("sqz: cannot open {e} (set SQZ_DB_PATH to use another)");
+            Err(3)
+        }
+    }
+}
+
+/// A hash prefix as typed by a user: `§ref:…§`, `ref:…` and surrounding space allowed.
+fn normalize_hash(input: &str) -> Option<String> {
+    let t = input.trim().trim_start_matches('§').trim_end_matches('§');
+    let t = t.strip_prefix("ref:").unwrap_or(t);
+    let t = t.to_ascii_lowercase();
+    (!t.is_empty() && t.len() <= 64 && t.bytes().all(|b| b.is_ascii_hexdigit())).then_some(t)
+}

@@ -1,0 +1,77 @@
+//! ANSI escape stripping for what the agent sees. The stored original keeps every byte; this
+//! never removes a line break, so line numbers of the stripped text match the original's.
+
+use std::borrow::Cow;
+
+/// Removes CSI (`ESC [ … final`), OSC (`ESC ] … BEL/ST`) and two-byte escapes from `text`.
+pub fn strip(text: &str) -> Cow<'_, str> {
+    if memchr::memchr(0x1b, text.as_bytes()).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied_from = 0;
+    while let Some(offset) = memchr::memchr(0x1b, &bytes[i..]) {
+        let esc = i + offset;
+        out.push_str(&text[copied_from..esc]);
+        let end = escape_end(bytes, esc);
+        i = end;
+        copied_from = end;
+    }
+    out.push_str(&text[copied_from..]);
+    Cow::Owned(out)
+}
+
+/// Index just past the escape sequence that starts at `esc`. Never steps over a newline, and
+/// always lands on a char boundary because every byte it skips is ASCII.
+fn escape_end(bytes: &[u8], esc: usize) -> usize {
+    let Some(&kind) = bytes.get(esc + 1) else {
+        return esc + 1;
+    };
+    match kind {
+        b'[' => {
+            let mut j = esc + 2;
+            while let Some(&b) = bytes.get(j) {
+                if (0x40..=0x7e).contains(&b) {
+                    return j + 1;
+                }
+                if !(0x20..0x40).contains(&b) {
+                    return j;
+                }
+                j += 1;
+            }
+            j
+        }
+        b']' => {
+            let mut j = esc + 2;
+            while let Some(&b) = bytes.get(j) {
+                match b {
+                    0x07 => return j + 1,
+                    0x1b if bytes.get(j + 1) == Some(&b'\\') => return j + 2,
+                    b'\n' => return j,
+                    _ if b >= 0x80 => return j,
+                    _ => j += 1,
+                }
+            }
+            j
+        }
+        0x20..=0x7e => esc + 2,
+        _ => esc + 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip;
+
+    #[test]
+    fn removes_colour_and_keeps_text() {
+        assert_eq!(strip("\x1b[1m\x1b[31merror\x1b[0m: x\n"), "error: x\n");
+        assert_eq!(strip("plain"), "plain");
+        assert_eq!(strip("\x1b]8;;http://x\x07link\x1b]8;;\x07"), "link");
+        assert_eq!(strip("a\x1b"), "a");
+        assert_eq!(strip("a\x1b[12\nb"), "a\nb");
+        assert_eq!(strip("é\x1b[0mü"), "éü");
+    }
+}

@@ -1,0 +1,125 @@
+//! The shape every compression stage works on: the agent-visible text split into lines that keep
+//! their original line numbers, and the pieces a stage returns (kept lines, counted folds,
+//! summaries). Rendering pieces is the only way output is built, so no stage can invent a line.
+
+/// One output, ANSI already stripped, as lines numbered like the stored original.
+pub struct Doc<'a> {
+    pub label: &'a str,
+    pub lines: Vec<&'a str>,
+    pub ends_with_newline: bool,
+}
+
+impl<'a> Doc<'a> {
+    pub fn new(label: &'a str, text: &'a str) -> Doc<'a> {
+        let ends_with_newline = text.ends_with('\n');
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let lines = if text.is_empty() {
+            Vec::new()
+        } else {
+            body.split('\n').collect()
+        };
+        Doc {
+            label,
+            lines,
+            ends_with_newline,
+        }
+    }
+}
+
+/// A piece of what the agent sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Line `n` (0-based) of the input, verbatim.
+    Keep(usize),
+    /// Lines left out: their 0-based indices (ascending) and what kind they were, e.g.
+    /// "passing tests". Rendered as a marker naming the exact expand command.
+    Fold { lines: Vec<usize>, what: String },
+    /// A line whose every number was counted from the input by the stage that made it.
+    Summary(String),
+    /// A replacement for line `n` that loses no information (JSON compaction, padding).
+    Rewrite(usize, String),
+}
+
+impl Piece {
+    pub fn fold_range(first: usize, last: usize, what: &str) -> Piece {
+        Piece::Fold {
+            lines: (first..=last).collect(),
+            what: what.to_string(),
+        }
+    }
+}
+
+/// The marker for a fold: the count, the kind, and the command that restores exactly those lines.
+pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
+    let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
+        return String::new();
+    };
+    let count = lines.len();
+    let noun = if count == 1 { "line" } else { "lines" };
+    let contiguous = last - first + 1 == count;
+    if contiguous {
+        format!(
+            "[… {count} {what} {noun} · sqz expand {hash}:L{}-{}]",
+            first + 1,
+            last + 1
+        )
+    } else {
+        format!("[… {count} {what} {noun} · sqz expand {hash}]")
+    }
+}
+
+/// Builds the agent-visible text from pieces.
+pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Keep(n) => out.push_str(doc.lines[*n]),
+            Piece::Fold { lines, what } => out.push_str(&marker(hash, lines, what)),
+            Piece::Summary(s) | Piece::Rewrite(_, s) => out.push_str(s),
+        }
+        out.push('\n');
+    }
+    if !doc.ends_with_newline && out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// Every input line that a stage must not lose is either kept or rewritten without loss.
+pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count: usize) -> bool {
+    let mut shown = vec![false; line_count];
+    for piece in pieces {
+        if let Piece::Keep(n) | Piece::Rewrite(n, _) = piece {
+            if let Some(slot) = shown.get_mut(*n) {
+                *slot = true;
+            }
+        }
+    }
+    (0..line_count).all(|n| shown[n] || !must_keep(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_name_ranges() {
+        assert_eq!(
+            marker("abc", &[2, 3, 4], "similar"),
+            "[… 3 similar lines · sqz expand abc:L3-5]"
+        );
+        assert_eq!(
+            marker("abc", &[2, 4], "passing test"),
+            "[… 2 passing test lines · sqz expand abc]"
+        );
+    }
+
+    #[test]
+    fn render_keeps_final_newline_state() {
+        let doc = Doc::new("x", "a\nb\nc");
+        assert_eq!(render(&doc, &[Piece::Keep(0), Piece::Keep(2)], "h"), "a\nc");
+        let doc = Doc::new("x", "a\nb\n");
+        assert_eq!(render(&doc, &[Piece::Keep(1)], "h"), "b\n");
+        assert_eq!(Doc::new("x", "").lines.len(), 0);
+    }
+}

@@ -1,0 +1,167 @@
+//! Recognises lines that carry a fact an agent acts on: errors, failures, warnings, panics,
+//! assertions, `file:line` locations and summary counts. Such lines are never folded by any
+//! stage; when in doubt a line counts as a fact.
+
+/// Whether `line` reports something no stage may fold.
+pub fn is_fact(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    has_keyword(t) || has_location(t) || is_summary_count(t)
+}
+
+fn has_keyword(t: &str) -> bool {
+    const WORDS: [&str; 30] = [
+        "error",
+        "fail",
+        "warn",
+        "panic",
+        "assert",
+        "left:",
+        "right:",
+        "expected",
+        "actual",
+        "exception",
+        "fatal",
+        "denied",
+        "refused",
+        "not found",
+        "cannot",
+        "could not",
+        "couldn't",
+        "unable to",
+        "undefined",
+        "unresolved",
+        "conflict",
+        "abort",
+        "timed out",
+        "timeout",
+        "segmentation",
+        "traceback",
+        "critical",
+        "mismatch",
+        "invalid",
+        "deprecated",
+    ];
+    let lower = t.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w)) || error_code(t)
+}
+
+/// Compiler error codes such as `E0308`, `TS2322`, `CS1002`.
+fn error_code(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_uppercase() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_uppercase() && i - start < 3 {
+                i += 1;
+            }
+            let digits = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i - digits >= 3 && (i == b.len() || !b[i].is_ascii_alphanumeric()) {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `path.ext:12`, `--> src/x.rs:3:4`, `at file.js:10:2`, `File "x.py", line 3`.
+fn has_location(t: &str) -> bool {
+    if t.starts_with("--> ") || t.starts_with("File \"") {
+        return true;
+    }
+    let b = t.as_bytes();
+    let mut from = 0;
+    while let Some(off) = memchr::memchr(b':', &b[from..]) {
+        let colon = from + off;
+        let digit_after = b.get(colon + 1).is_some_and(u8::is_ascii_digit);
+        if digit_after && colon > 0 {
+            // Walk back over the file name: it must contain a dot followed by letters.
+            let mut j = colon;
+            let mut saw_ext = false;
+            while j > 0 {
+                let c = b[j - 1];
+                if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b'\\') {
+                    j -= 1;
+                } else if c == b'.' && j < colon && b[j].is_ascii_alphabetic() {
+                    saw_ext = true;
+                    j -= 1;
+                } else {
+                    break;
+                }
+            }
+            if saw_ext {
+                return true;
+            }
+        }
+        from = colon + 1;
+    }
+    false
+}
+
+/// A count of results: `3 passed`, `Tests: 2 failed`, `found 0 vulnerabilities`, `12 total`.
+fn is_summary_count(t: &str) -> bool {
+    const NOUNS: [&str; 16] = [
+        "passed",
+        "failed",
+        "test",
+        "error",
+        "warning",
+        "skipped",
+        "ignored",
+        "total",
+        "pass",
+        "vulnerabilit",
+        "suites",
+        "problems",
+        "files changed",
+        "insertion",
+        "deletion",
+        "succeeded",
+    ];
+    let lower = t.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|w| {
+        w[0].bytes().all(|b| b.is_ascii_digit()) && NOUNS.iter().any(|n| w[1].starts_with(n))
+    }) || lower.starts_with("test result:")
+        || lower.starts_with("tests:")
+        || lower.starts_with("summary")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_fact;
+
+    #[test]
+    fn recognises_facts() {
+        for line in [
+            "error[E0308]: mismatched types",
+            "  --> src/main.rs:4:5",
+            "  left: 40",
+            "test result: FAILED. 3 passed; 2 failed; 0 ignored",
+            "src/app.ts(3,7): error TS2322: Type 'string' is not assignable",
+            "main.c:12:5: warning: unused variable 'x'",
+            "Tests:       2 failed, 48 passed, 50 total",
+            "found 3 vulnerabilities",
+        ] {
+            assert!(is_fact(line), "{line}");
+        }
+        for line in [
+            "   Compiling serde v1.0.200",
+            "test tests::adds ... ok",
+            "",
+            "Downloading crates ...",
+        ] {
+            assert!(!is_fact(line), "{line}");
+        }
+    }
+}

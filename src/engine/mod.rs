@@ -1,0 +1,278 @@
+//! One `sqz compress` call, in order: strip the trailer (by the caller), route by risk, probe
+//! for repeats, format, run the generic pipeline, apply the net-win gate. The result says what
+//! to store and what to print; only the caller does I/O, so the same input and store state
+//! always give the same bytes.
+
+pub mod ansi;
+pub mod dedup;
+pub mod doc;
+pub mod facts;
+pub mod gate;
+pub mod pipeline;
+pub mod route;
+pub mod trailer;
+
+use crate::store::Store;
+use crate::{fmt, json, text, tokens};
+use doc::{Doc, Piece};
+use route::Route;
+
+/// Content of this many tokens or fewer is always sent in full (a reference costs about 13).
+pub const REF_TOKEN_COST: usize = 13;
+
+/// How one call was served; also the `kind` of its event row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Stored and sent whole: nothing worth folding, or source code.
+    Fresh,
+    Formatter,
+    Generic,
+    Ref,
+    Slice,
+    /// Not stored: binary, invalid UTF-8, oversized, empty, or no store available.
+    Passthrough,
+    /// Untouchable content (stack trace, PEM, credential, SQL DDL): byte for byte, never stored.
+    Safe,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Fresh => "fresh",
+            Kind::Formatter => "formatter",
+            Kind::Generic => "generic",
+            Kind::Ref => "ref",
+            Kind::Slice => "slice",
+            Kind::Passthrough => "passthrough",
+            Kind::Safe => "safe",
+        }
+    }
+}
+
+/// Settings of one call, read from flags and the environment by the command layer.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub now: i64,
+    pub ttl_ms: i64,
+    /// References may be served (off with `--no-cache` or `SQZ_NO_DEDUP`).
+    pub dedup: bool,
+}
+
+/// What one call decided.
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    /// The one stderr line for the agent, if any.
+    pub header: Option<String>,
+    pub kind: Kind,
+    pub hash: String,
+    pub tokens_in: usize,
+    /// Tokens of stdout plus header.
+    pub tokens_out: usize,
+    /// Write the original and the served bytes to the store.
+    pub store_entry: bool,
+    /// Mark this entry as served now (a reference to it was sent).
+    pub touch: Option<String>,
+    pub path_key: Option<String>,
+    /// Why the input passed through untouched, for the one-line notice.
+    pub reason: Option<&'static str>,
+}
+
+impl Outcome {
+    fn passthrough(input: &[u8], kind: Kind, reason: Option<&'static str>) -> Outcome {
+        let tokens = tokens::count_bytes(input);
+        Outcome {
+            stdout: input.to_vec(),
+            header: None,
+            kind,
+            hash: text::hash16(input),
+            tokens_in: tokens,
+            tokens_out: tokens,
+            store_entry: false,
+            touch: None,
+            path_key: None,
+            reason,
+        }
+    }
+}
+
+/// Decides how to serve `input` (trailer already stripped). `store` is `None` when nothing may
+/// be stored (no cache, store error): then only lossless stages run.
+pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Settings) -> Outcome {
+    if input.is_empty() {
+        return Outcome::passthrough(input, Kind::Passthrough, Some("empty input"));
+    }
+    if memchr::memchr(0, input).is_some() {
+        return Outcome::passthrough(input, Kind::Passthrough, Some("binary input (NUL bytes)"));
+    }
+    let Ok(raw_text) = std::str::from_utf8(input) else {
+        return Outcome::passthrough(input, Kind::Passthrough, Some("input is not valid UTF-8"));
+    };
+    let route = route::route(label, raw_text);
+    if let Route::Untouchable(_) = route {
+        return Outcome::passthrough(input, Kind::Safe, None);
+    }
+    let tokens_in = tokens::count(raw_text);
+    let hash = text::hash16(input);
+    let store = if route == Route::NoStore { None } else { store };
+    // Stripping colour changes bytes, so it needs the original stored to stay recoverable.
+    let agent_text = if store.is_some() {
+        ansi::strip(raw_text)
+    } else {
+        std::borrow::Cow::Borrowed(raw_text)
+    };
+    let path_key = dedup::path_key(label);
+
+    if let (Some(store), true) = (store, settings.dedup) {
+        if let Some(outcome) = probe_refs(
+            store,
+            input,
+            &agent_text,
+            &hash,
+            tokens_in,
+            settings,
+            path_key.as_deref(),
+        ) {
+            return outcome;
+        }
+    }
+
+    let (served, kind) = shape_output(label, &agent_text, &hash, route, store.is_some());
+    let (stdout, header, kind) = match served {
+        Some(served) => {
+            let header = header_line(&served, tokens_in, store.is_some().then_some(hash.as_str()));
+            if gate::NetWinGate::passes(tokens_in, tokens::count(&served) + tokens::count(&header))
+            {
+                (served, Some(header), kind)
+            } else {
+                (agent_text.into_owned(), None, Kind::Fresh)
+            }
+        }
+        None => (agent_text.into_owned(), None, Kind::Fresh),
+    };
+    let kind = if store.is_none() && kind == Kind::Fresh {
+        Kind::Passthrough
+    } else {
+        kind
+    };
+    let tokens_out = tokens::count(&stdout) + header.as_deref().map_or(0, tokens::count);
+    Outcome {
+        stdout: stdout.into_bytes(),
+        header,
+        kind,
+        hash,
+        tokens_in,
+        tokens_out,
+        store_entry: store.is_some(),
+        touch: None,
+        path_key,
+        reason: None,
+    }
+}
+
+/// Exact repeat first, then a line slice of an earlier read. Store errors here only mean no
+/// reference: the content is then sent in full.
+fn probe_refs(
+    store: &Store,
+    input: &[u8],
+    agent_text: &str,
+    hash: &str,
+    tokens_in: usize,
+    settings: Settings,
+    path_key: Option<&str>,
+) -> Option<Outcome> {
+    if tokens_in <= REF_TOKEN_COST {
+        return None;
+    }
+    let marker = store.compaction_marker().ok()?;
+    let fresh = |state| dedup::is_fresh(state, marker, settings.now, settings.ttl_ms);
+    let reference = |token: String, note: String, kind: Kind, target: &str| {
+        let cost = tokens::count(&token) + tokens::count(&note);
+        (cost < tokens_in).then(|| Outcome {
+            stdout: format!("{token}\n").into_bytes(),
+            header: Some(note),
+            kind,
+            hash: hash.to_string(),
+            tokens_in,
+            tokens_out: cost,
+            store_entry: false,
+            touch: Some(target.to_string()),
+            path_key: None,
+            reason: None,
+        })
+    };
+    if let Ok(Some(state)) = store.lookup(hash) {
+        if fresh(state) {
+            return reference(
+                dedup::ref_token(hash),
+                "[sqz] same output as before".to_string(),
+                Kind::Ref,
+                hash,
+            );
+        }
+        return None;
+    }
+    let candidates = store
+        .slice_candidates(path_key, input.len(), 4 << 20)
+        .ok()?;
+    let slice = dedup::find_slice(input, agent_text, &candidates, fresh)?;
+    reference(
+        dedup::slice_token(&slice.hash, slice.first, slice.last),
+        format!(
+            "[sqz] lines {}-{} of earlier output",
+            slice.first, slice.last
+        ),
+        Kind::Slice,
+        &slice.hash,
+    )
+}
+
+/// The compressed text, if any stage changed something, and which kind of stage did.
+fn shape_output(
+    label: &str,
+    agent_text: &str,
+    hash: &str,
+    route: Route,
+    stored: bool,
+) -> (Option<String>, Kind) {
+    if route == Route::Verbatim {
+        return (None, Kind::Fresh);
+    }
+    if let Some(compact) = json::compact_for_agent(agent_text) {
+        return (Some(compact), Kind::Generic);
+    }
+    if !stored {
+        return (None, Kind::Fresh);
+    }
+    let doc = Doc::new(label, agent_text);
+    let facts: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    let formatted = fmt::find(label)
+        .and_then(|f| (f.format)(&doc))
+        .filter(|pieces| doc::keeps_all(pieces, |n| facts[n], doc.lines.len()));
+    let (pieces, kind) = match formatted {
+        Some(pieces) => (pieces, Kind::Formatter),
+        None => match pipeline::fold_runs(&doc) {
+            Some(pieces) => (pieces, Kind::Generic),
+            None => (
+                (0..doc.lines.len()).map(Piece::Keep).collect(),
+                Kind::Generic,
+            ),
+        },
+    };
+    let pieces = pipeline::collapse_padding(&doc, pieces);
+    let served = doc::render(&doc, &pieces, hash);
+    if served == agent_text {
+        return (None, Kind::Fresh);
+    }
+    (Some(served), kind)
+}
+
+/// `[sqz] OUT/IN tokens (-P%) · sqz expand HASH`; without a hash when nothing was stored.
+fn header_line(served: &str, tokens_in: usize, hash: Option<&str>) -> String {
+    let out = tokens::count(served);
+    let saved = tokens_in.saturating_sub(out);
+    let pct = (saved * 100).checked_div(tokens_in).unwrap_or(0);
+    match hash {
+        Some(hash) => format!("[sqz] {out}/{tokens_in} tokens (-{pct}%) · sqz expand {hash}"),
+        None => format!("[sqz] {out}/{tokens_in} tokens (-{pct}%)"),
+    }
+}

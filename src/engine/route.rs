@@ -1,0 +1,436 @@
+//! Risk routing (SPEC §5.2): decides, from whole lines, whether output is untouchable and
+//! unstorable (stack traces, PEM, credentials, SQL DDL), storable but only mentions such things,
+//! or ordinary. Also spots source code and diffs, whose lines are never dropped or changed.
+
+/// What the rest of the path may do with one output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Passes through byte for byte and is never stored.
+    Untouchable(Risk),
+    /// Mentions a risky marker: only lossless stages, never stored.
+    NoStore,
+    /// Source code or a diff: stored, deduplicated, but no line dropped or changed.
+    Verbatim,
+    /// Everything else.
+    Normal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Risk {
+    StackTrace,
+    Pem,
+    Credential,
+    SqlDdl,
+}
+
+impl Risk {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Risk::StackTrace => "stack trace",
+            Risk::Pem => "PEM block",
+            Risk::Credential => "credential",
+            Risk::SqlDdl => "SQL DDL",
+        }
+    }
+}
+
+pub fn route(label: &str, text: &str) -> Route {
+    if let Some(risk) = untouchable(text) {
+        return Route::Untouchable(risk);
+    }
+    if mentions_risk(text) {
+        return Route::NoStore;
+    }
+    if label_reads_file(label) || is_diff(text) || looks_like_source(text) {
+        return Route::Verbatim;
+    }
+    Route::Normal
+}
+
+fn untouchable(text: &str) -> Option<Risk> {
+    let mut frames = 0usize;
+    let mut trace_head = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("-----BEGIN ") && trimmed.ends_with("-----") {
+            return Some(Risk::Pem);
+        }
+        if is_credential_line(trimmed) {
+            return Some(Risk::Credential);
+        }
+        if is_sql_ddl(trimmed) {
+            return Some(Risk::SqlDdl);
+        }
+        if is_trace_head(trimmed) {
+            trace_head = true;
+        }
+        if is_frame(line) {
+            frames += 1;
+        }
+    }
+    (frames >= 2 && (trace_head || frames >= 3)).then_some(Risk::StackTrace)
+}
+
+/// First line of a stack dump in one of the runtimes we know.
+fn is_trace_head(t: &str) -> bool {
+    t.starts_with("Traceback (most recent call last):")
+        || t == "stack backtrace:"
+        || (t.starts_with("goroutine ") && t.ends_with("]:"))
+        || t.starts_with("Exception in thread ")
+        || t.starts_with("Caused by: ")
+}
+
+/// One frame of a stack dump: Python `File "x", line N`, JVM/JS `at …`, Rust `N: sym` under a
+/// backtrace, Go `\t/path/file.go:N`.
+fn is_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.len() == line.len() && !line.starts_with('\t') {
+        return false; // frames are always indented
+    }
+    if let Some(rest) = t.strip_prefix("File \"") {
+        return rest.contains("\", line ");
+    }
+    if let Some(rest) = t.strip_prefix("at ") {
+        let rest = rest.trim_end();
+        return (rest.ends_with(')') && rest.contains('('))
+            || ends_with_line_col(rest)
+            || rest.ends_with(".rs")
+            || ends_with_line_col(rest.trim_end_matches(')'));
+    }
+    if line.starts_with('\t') && (t.contains(".go:") || t.contains(".rs:")) {
+        return t
+            .split(".go:")
+            .nth(1)
+            .or_else(|| t.split(".rs:").nth(1))
+            .is_some_and(|r| r.bytes().next().is_some_and(|b| b.is_ascii_digit()));
+    }
+    // Rust backtrace frame: `  12: core::panicking::panic`
+    if let Some((num, sym)) = t.split_once(": ") {
+        return !num.is_empty()
+            && num.len() <= 3
+            && num.bytes().all(|b| b.is_ascii_digit())
+            && sym.contains("::");
+    }
+    false
+}
+
+fn ends_with_line_col(s: &str) -> bool {
+    let mut parts = s.rsplitn(3, ':');
+    let col = parts.next().unwrap_or("");
+    let line = parts.next().unwrap_or("");
+    parts.next().is_some()
+        && !col.is_empty()
+        && col.bytes().all(|b| b.is_ascii_digit())
+        && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `KEY=value`, `KEY: value`, `export KEY=value` or `"key": "value"` where the key names a
+/// secret. The whole line must be that assignment, so prose that mentions a password is not.
+pub fn is_credential_line(t: &str) -> bool {
+    let t = t.strip_prefix("export ").unwrap_or(t).trim_start();
+    let Some(sep) = t.find(['=', ':']) else {
+        return url_with_password(t);
+    };
+    let key = t[..sep].trim().trim_matches(|c| c == '"' || c == '\'');
+    let value = t[sep + 1..].trim().trim_end_matches(',').trim();
+    let value = value.trim_matches(|c| c == '"' || c == '\'');
+    if key.is_empty()
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return url_with_password(t);
+    }
+    if value.is_empty()
+        || matches!(
+            value,
+            "null" | "none" | "None" | "{" | "[" | "true" | "false"
+        )
+    {
+        return false;
+    }
+    secret_key_name(key) || url_with_password(value)
+}
+
+fn secret_key_name(key: &str) -> bool {
+    // Split on separators and camelCase humps, compare upper-cased words.
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_uppercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    has("PASSWORD")
+        || has("PASSWD")
+        || has("SECRET")
+        || has("TOKEN")
+        || has("APIKEY")
+        || has("PRIVATEKEY")
+        || has("CREDENTIALS")
+        || has("CREDENTIAL")
+        || pair("API", "KEY")
+        || pair("ACCESS", "KEY")
+        || pair("PRIVATE", "KEY")
+        || pair("SIGNING", "KEY")
+        || pair("ENCRYPTION", "KEY")
+        || (words.len() >= 2 && words.last().is_some_and(|w| w == "KEY" || w == "PWD"))
+}
+
+fn url_with_password(s: &str) -> bool {
+    let Some(scheme_end) = s.find("://") else {
+        return false;
+    };
+    let rest = &s[scheme_end + 3..];
+    let authority = rest.split(['/', ' ', '\t']).next().unwrap_or("");
+    match authority.rsplit_once('@') {
+        Some((userinfo, _)) => userinfo.split_once(':').is_some_and(|(_, p)| !p.is_empty()),
+        None => false,
+    }
+}
+
+fn is_sql_ddl(t: &str) -> bool {
+    let mut words = t.split_ascii_whitespace();
+    let Some(verb) = words.next() else {
+        return false;
+    };
+    if !["CREATE", "ALTER", "DROP"]
+        .iter()
+        .any(|v| verb.eq_ignore_ascii_case(v))
+    {
+        return false;
+    }
+    let mut object = words.next().unwrap_or("");
+    for skip in [
+        "OR",
+        "REPLACE",
+        "UNIQUE",
+        "TEMP",
+        "TEMPORARY",
+        "IF",
+        "NOT",
+        "EXISTS",
+    ] {
+        if object.eq_ignore_ascii_case(skip) {
+            object = words.next().unwrap_or("");
+        }
+    }
+    [
+        "TABLE",
+        "INDEX",
+        "VIEW",
+        "SCHEMA",
+        "DATABASE",
+        "SEQUENCE",
+        "TRIGGER",
+        "TYPE",
+        "EXTENSION",
+        "FUNCTION",
+    ]
+    .iter()
+    .any(|o| object.eq_ignore_ascii_case(o))
+        && words.next().is_some()
+}
+
+/// Output that mentions a risky marker without being one: it may be compressed losslessly but
+/// is never written to the store.
+fn mentions_risk(text: &str) -> bool {
+    const MARKERS: [&str; 12] = [
+        "-----begin",
+        "password",
+        "passwd",
+        "secret",
+        "private_key",
+        "api_key",
+        "apikey",
+        "access_token",
+        "traceback (most recent call last)",
+        "stack backtrace",
+        "create table",
+        "alter table",
+    ];
+    let lower = text.to_ascii_lowercase();
+    MARKERS
+        .iter()
+        .any(|m| memchr::memmem::find(lower.as_bytes(), m.as_bytes()).is_some())
+}
+
+/// `cat FILE`, `head FILE`, `bat FILE` … reading a file the agent may edit next.
+pub fn label_reads_file(label: &str) -> bool {
+    let mut words = label.split_ascii_whitespace();
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let program = program.rsplit('/').next().unwrap_or(program);
+    matches!(
+        program,
+        "cat" | "head" | "tail" | "bat" | "batcat" | "less" | "more" | "nl" | "sed" | "awk"
+    ) && words.any(|w| !w.starts_with('-') && w.contains('.'))
+        && !label.contains('|')
+}
+
+pub fn is_diff(text: &str) -> bool {
+    let mut minus = false;
+    for line in text.lines().take(400) {
+        if line.starts_with("diff --git ") || line.starts_with("Index: ") {
+            return true;
+        }
+        if line.starts_with("--- ") {
+            minus = true;
+        } else if minus && line.starts_with("+++ ") {
+            return true;
+        } else {
+            minus = false;
+        }
+    }
+    false
+}
+
+/// Content that reads as a program: most non-blank lines end in a bracket or semicolon, open a
+/// block, or start with a declaration keyword.
+pub fn looks_like_source(text: &str) -> bool {
+    let mut total = 0usize;
+    let mut code = 0usize;
+    for line in text.lines().take(2000) {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        total += 1;
+        if code_like(t) {
+            code += 1;
+        }
+    }
+    total >= 5 && code * 5 >= total * 3
+}
+
+fn code_like(t: &str) -> bool {
+    const STARTS: [&str; 34] = [
+        "fn ",
+        "pub ",
+        "let ",
+        "use ",
+        "impl ",
+        "struct ",
+        "enum ",
+        "mod ",
+        "match ",
+        "def ",
+        "class ",
+        "import ",
+        "from ",
+        "return",
+        "if ",
+        "for ",
+        "while ",
+        "const ",
+        "function ",
+        "export ",
+        "#include",
+        "package ",
+        "func ",
+        "var ",
+        "//",
+        "/*",
+        "* ",
+        "#[",
+        "@",
+        "else",
+        "}",
+        "try",
+        "except",
+        "#!",
+    ];
+    if STARTS.iter().any(|s| t.starts_with(s)) {
+        return true;
+    }
+    let last = t.as_bytes()[t.len() - 1];
+    matches!(last, b'{' | b'}' | b';' | b')' | b',' | b'(' | b'[' | b']')
+        || (last == b':' && !t.contains(": "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_whole_lines() {
+        assert!(is_credential_line("STRIPE_SECRET_KEY=sk_test_123"));
+        assert!(is_credential_line("export AWS_ACCESS_KEY_ID=AKIA123"));
+        assert!(is_credential_line("password: hunter2"));
+        assert!(is_credential_line("\"access_token\": \"abc\","));
+        assert!(is_credential_line("DATABASE_URL=postgres://u:pw@db/x"));
+        assert!(!is_credential_line(
+            "error: the password was rejected by the server"
+        ));
+        assert!(!is_credential_line("tokens: 5"));
+        assert!(!is_credential_line("max_tokens: 100"));
+        assert!(!is_credential_line("password="));
+    }
+
+    #[test]
+    fn traces_need_frames() {
+        let py = "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\n  File \"a.py\", line 2, in f\n    1/0\nZeroDivisionError: division by zero\n";
+        assert_eq!(
+            route("python3 a.py", py),
+            Route::Untouchable(Risk::StackTrace)
+        );
+        let js = "Error: boom\n    at f (/app/x.js:3:9)\n    at Object.<anonymous> (/app/x.js:5:1)\n    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n";
+        assert_eq!(route("node x.js", js), Route::Untouchable(Risk::StackTrace));
+        let panic = "thread 'main' panicked at src/main.rs:2:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(route("cargo run", panic), Route::Normal);
+    }
+
+    #[test]
+    fn ddl_and_pem_and_mentions() {
+        assert_eq!(
+            route("cat m.sql", "CREATE TABLE users (\n id int\n);\n"),
+            Route::Untouchable(Risk::SqlDdl)
+        );
+        assert_eq!(
+            route(
+                "cat k",
+                "-----BEGIN RSA PRIVATE KEY-----\nMII\n-----END RSA PRIVATE KEY-----\n"
+            ),
+            Route::Untouchable(Risk::Pem)
+        );
+        assert_eq!(
+            route("grep", "docs/a.md:3: never commit your password\n"),
+            Route::NoStore
+        );
+    }
+
+    #[test]
+    fn source_and_diffs_are_verbatim() {
+        assert_eq!(route("cat src/lib.rs", "hello\n"), Route::Verbatim);
+        assert_eq!(
+            route("git diff", "diff --git a/x b/x\n--- a/x\n+++ b/x\n"),
+            Route::Verbatim
+        );
+        let code = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\nfn other() {\n}\n";
+        assert_eq!(route("x", code), Route::Verbatim);
+        assert_eq!(
+            route(
+                "x",
+                "Compiling a v1\nCompiling b v2\nFinished dev\nok\nall good\n"
+            ),
+            Route::Normal
+        );
+    }
+}

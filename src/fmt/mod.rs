@@ -1,0 +1,114 @@
+//! Per-command formatters: one file per command family, each with `matches(label)` and
+//! `format(doc)`. A formatter keeps what an agent acts on and folds the rest into counted
+//! markers; when it is unsure of the output's shape it returns `None` (refuse to guess).
+
+use crate::engine::doc::{Doc, Piece};
+
+mod cargo;
+mod git_status;
+
+pub struct Formatter {
+    pub name: &'static str,
+    pub matches: fn(&Label) -> bool,
+    pub format: fn(&Doc) -> Option<Vec<Piece>>,
+}
+
+const ALL: &[Formatter] = &[
+    Formatter {
+        name: "cargo",
+        matches: cargo::matches,
+        format: cargo::format,
+    },
+    Formatter {
+        name: "git status",
+        matches: git_status::matches,
+        format: git_status::format,
+    },
+];
+
+/// The formatter that claims this command label, if any.
+pub fn find(label: &str) -> Option<&'static Formatter> {
+    let label = Label::parse(label);
+    ALL.iter().find(|f| (f.matches)(&label))
+}
+
+/// A command label split into the program (basename) and its arguments, with leading
+/// `VAR=value` assignments and wrappers such as `sudo`, `time` and `env` skipped. Only the
+/// first command of a pipeline or list is looked at.
+pub struct Label<'a> {
+    pub program: &'a str,
+    pub args: Vec<&'a str>,
+}
+
+impl<'a> Label<'a> {
+    pub fn parse(label: &'a str) -> Label<'a> {
+        let first = label.split(['|', ';', '&']).next().unwrap_or("");
+        let mut words = first.split_ascii_whitespace().peekable();
+        while let Some(w) = words.peek() {
+            let assignment = w.contains('=') && !w.starts_with('-') && !w.starts_with('=');
+            if assignment || matches!(*w, "sudo" | "time" | "env" | "command" | "exec" | "nice") {
+                words.next();
+            } else {
+                break;
+            }
+        }
+        let program = words
+            .next()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .unwrap_or("");
+        Label {
+            program,
+            args: words.collect(),
+        }
+    }
+
+    /// The first argument that is not a flag: the subcommand for git, cargo, npm, …
+    pub fn subcommand(&self) -> Option<&'a str> {
+        self.args.iter().copied().find(|a| !a.starts_with('-'))
+    }
+}
+
+/// Groups consecutive foldable lines into one fold each; all other lines are kept.
+/// `kind(line)` names what a foldable line is, or `None` to keep it.
+pub fn fold_consecutive(doc: &Doc, kind: impl Fn(&str) -> Option<&'static str>) -> Vec<Piece> {
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (n, line) in doc.lines.iter().enumerate() {
+        match kind(line) {
+            Some(what) => match pieces.last_mut() {
+                Some(Piece::Fold { lines, what: w })
+                    if w == what && lines.last() == Some(&(n - 1)) =>
+                {
+                    lines.push(n)
+                }
+                _ => pieces.push(Piece::Fold {
+                    lines: vec![n],
+                    what: what.to_string(),
+                }),
+            },
+            None => pieces.push(Piece::Keep(n)),
+        }
+    }
+    // A fold of a single line hides nothing worth a marker.
+    pieces
+        .into_iter()
+        .flat_map(|p| match p {
+            Piece::Fold { lines, .. } if lines.len() == 1 => vec![Piece::Keep(lines[0])],
+            other => vec![other],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_skip_wrappers() {
+        let l = Label::parse("RUST_LOG=debug sudo /usr/bin/cargo test --workspace | tail");
+        assert_eq!(l.program, "cargo");
+        assert_eq!(l.subcommand(), Some("test"));
+        assert!(find("git status").is_some());
+        assert!(find("git -C repo status --short").is_some());
+        assert!(find("echo hi").is_none());
+    }
+}

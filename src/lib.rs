@@ -1,0 +1,13 @@
+//! sqz compresses the tool output that AI coding agents read: repeats become references,
+//! noise folds into counted markers, and the original is always one `sqz expand` away.
+
+pub mod cli;
+pub mod cmd;
+pub mod engine;
+pub mod env;
+pub mod fmt;
+pub mod hook;
+pub mod json;
+pub mod store;
+pub mod text;
+pub mod tokens;

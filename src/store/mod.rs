@@ -1,0 +1,570 @@
+//! The store: one SQLite file (WAL, `synchronous=NORMAL`, busy timeout) that keeps originals,
+//! what was served, one event row per call and an FTS5 index of served text. Only this module
+//! touches SQLite. Every write of one call happens in one transaction.
+
+mod schema;
+
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Served text indexed for `recall` is cut to this many bytes per entry.
+const FTS_CAP_BYTES: usize = 16 * 1024;
+const BUSY_TIMEOUT: Duration = Duration::from_millis(2500);
+const PRUNE_EVERY_MS: i64 = 3600 * 1000;
+const EVENT_RETENTION_MS: i64 = 90 * 24 * 3600 * 1000;
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Size ceiling and retention, from the environment by the command layer.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub retention_ms: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 512 * 1024 * 1024,
+            retention_ms: 30 * 24 * 3600 * 1000,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct StoreError {
+    pub path: PathBuf,
+    pub message: String,
+    pub corrupt: bool,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "store {}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// What the dedup probes need to know about a stored entry.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryState {
+    pub pinned: bool,
+    pub last_served: i64,
+}
+
+/// A recent file read that a new output may be a line slice of.
+pub struct SliceCandidate {
+    pub hash: String,
+    pub original: Vec<u8>,
+    pub served: Vec<u8>,
+    pub state: EntryState,
+}
+
+/// An entry to write: the original and what the agent is shown.
+pub struct EntryWrite<'a> {
+    pub original: &'a [u8],
+    pub served: &'a [u8],
+    pub path_key: Option<&'a str>,
+}
+
+/// Everything one call writes.
+pub struct Record<'a> {
+    pub now: i64,
+    pub label: &'a str,
+    pub kind: &'a str,
+    pub tokens_in: usize,
+    pub tokens_out: usize,
+    pub hash: Option<&'a str>,
+    /// Store or refresh this entry (new content, or content served again).
+    pub entry: Option<EntryWrite<'a>>,
+    /// Mark this already stored entry as served now (a reference to it was sent).
+    pub touch: Option<&'a str>,
+}
+
+/// How a hash prefix resolves.
+pub enum Resolved {
+    None,
+    One(String),
+    Ambiguous(usize),
+}
+
+impl Store {
+    /// Opens the store at `path`, creating its directory (0700) and file (0600) when missing.
+    /// A file that is not a readable SQLite database is moved aside and a new one started; the
+    /// second value then says so.
+    pub fn open(path: &Path) -> Result<(Store, Option<String>)> {
+        match Store::open_once(path) {
+            Ok(store) => Ok((store, None)),
+            Err(e) if e.corrupt => {
+                let aside = move_aside(path).map_err(|io| StoreError {
+                    path: path.to_path_buf(),
+                    message: format!("corrupt, and cannot move it aside: {io}"),
+                    corrupt: true,
+                })?;
+                let store = Store::open_once(path)?;
+                let notice = format!(
+                    "sqz: store {} was corrupt ({}); moved it to {} and started a new one",
+                    path.display(),
+                    e.message,
+                    aside.display()
+                );
+                Ok((store, Some(notice)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<Store> {
+        let err = |e: rusqlite::Error| StoreError::from_sqlite(path, e);
+        prepare_file(path).map_err(|io| StoreError {
+            path: path.to_path_buf(),
+            message: io_message(&io),
+            corrupt: false,
+        })?;
+        let mut conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+                .map_err(err)?;
+        }
+        conn.execute_batch("PRAGMA synchronous=NORMAL")
+            .map_err(err)?;
+        schema::migrate(&mut conn).map_err(err)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError::from_sqlite(&self.path, e)
+    }
+
+    pub fn lookup(&self, hash: &str) -> Result<Option<EntryState>> {
+        self.conn
+            .query_row(
+                "SELECT pinned, last_served FROM entries WHERE hash = ?1",
+                [hash],
+                |r| {
+                    Ok(EntryState {
+                        pinned: r.get::<_, i64>(0)? != 0,
+                        last_served: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The time of the latest compaction marker (0 when none was set).
+    pub fn compaction_marker(&self) -> Result<i64> {
+        let value: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'compaction_marker'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    pub fn set_compaction_marker(&mut self, now: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES('compaction_marker', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [now.to_string()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Recent file reads that may contain a slice: those of the same file first, then the most
+    /// recent other reads, each no larger than `max_bytes`.
+    pub fn slice_candidates(
+        &self,
+        path_key: Option<&str>,
+        min_bytes: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<SliceCandidate>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT hash, original, served, pinned, last_served FROM entries
+                 WHERE path_key IS NOT NULL AND original_bytes > ?2 AND original_bytes <= ?3
+                 ORDER BY (path_key = ?1) DESC, last_served DESC LIMIT 4",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path_key, min_bytes as i64, max_bytes as i64], |r| {
+                Ok(SliceCandidate {
+                    hash: r.get(0)?,
+                    original: r.get(1)?,
+                    served: r.get(2)?,
+                    state: EntryState {
+                        pinned: r.get::<_, i64>(3)? != 0,
+                        last_served: r.get(4)?,
+                    },
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Writes one call in one transaction: the entry (if any), the touch (if any), the event,
+    /// the FTS row for new served text, then eviction over the ceiling and periodic pruning.
+    pub fn record(&mut self, rec: &Record, limits: Limits) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::from_sqlite(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        if let (Some(entry), Some(hash)) = (&rec.entry, rec.hash) {
+            let previous: Option<(i64, Vec<u8>)> = tx
+                .query_row(
+                    "SELECT rowid, served FROM entries WHERE hash = ?1",
+                    [hash],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(err)?;
+            tx.execute(
+                "INSERT INTO entries(hash, original, served, label, path_key, original_bytes, served_bytes,
+                                     tokens_in, tokens_out, first_served, last_served)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+                 ON CONFLICT(hash) DO UPDATE SET served = excluded.served, served_bytes = excluded.served_bytes,
+                     tokens_out = excluded.tokens_out, label = excluded.label,
+                     path_key = coalesce(excluded.path_key, path_key), last_served = excluded.last_served",
+                params![
+                    hash,
+                    entry.original,
+                    entry.served,
+                    rec.label,
+                    entry.path_key,
+                    entry.original.len() as i64,
+                    entry.served.len() as i64,
+                    rec.tokens_in as i64,
+                    rec.tokens_out as i64,
+                    rec.now
+                ],
+            )
+            .map_err(err)?;
+            let unchanged = previous
+                .as_ref()
+                .is_some_and(|(_, served)| served == entry.served);
+            if !unchanged {
+                let rowid: i64 = match previous {
+                    Some((rowid, _)) => rowid,
+                    None => tx.last_insert_rowid(),
+                };
+                tx.execute("DELETE FROM served_fts WHERE rowid = ?1", [rowid])
+                    .map_err(err)?;
+                let body = String::from_utf8_lossy(entry.served);
+                tx.execute(
+                    "INSERT INTO served_fts(rowid, body) VALUES(?1, ?2)",
+                    params![rowid, crate::text::cut_at_char(&body, FTS_CAP_BYTES)],
+                )
+                .map_err(err)?;
+            }
+        }
+        if let Some(hash) = rec.touch {
+            tx.execute(
+                "UPDATE entries SET last_served = ?2 WHERE hash = ?1",
+                params![hash, rec.now],
+            )
+            .map_err(err)?;
+        }
+        tx.execute(
+            "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            params![rec.now, rec.label, rec.kind, rec.tokens_in as i64, rec.tokens_out as i64, rec.hash],
+        )
+        .map_err(err)?;
+        if rec.entry.is_some() {
+            evict_over_ceiling(&tx, limits.max_bytes).map_err(err)?;
+            prune_if_due(&tx, rec.now, limits.retention_ms).map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Records one event outside a compression call (an expand, a pin).
+    pub fn record_event(
+        &mut self,
+        now: i64,
+        label: &str,
+        kind: &str,
+        hash: Option<&str>,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, 0, 0, ?4)",
+                params![now, label, kind, hash],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Resolves a lowercase hex prefix to one stored hash.
+    pub fn resolve(&self, prefix: &str) -> Result<Resolved> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT hash FROM entries WHERE hash GLOB ?1 LIMIT 2")
+            .map_err(|e| self.err(e))?;
+        let hashes: Vec<String> = stmt
+            .query_map([format!("{prefix}*")], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(match hashes.len() {
+            0 => Resolved::None,
+            1 => Resolved::One(hashes.into_iter().next().unwrap_or_default()),
+            _ => {
+                let n: i64 = self
+                    .conn
+                    .query_row(
+                        "SELECT count(*) FROM entries WHERE hash GLOB ?1",
+                        [format!("{prefix}*")],
+                        |r| r.get(0),
+                    )
+                    .map_err(|e| self.err(e))?;
+                Resolved::Ambiguous(n as usize)
+            }
+        })
+    }
+
+    pub fn original(&self, hash: &str) -> Result<Option<Vec<u8>>> {
+        self.conn
+            .query_row(
+                "SELECT original FROM entries WHERE hash = ?1",
+                [hash],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Sets or clears the pin of one entry; false when there is no such entry.
+    pub fn set_pinned(&mut self, hash: &str, pinned: bool) -> Result<bool> {
+        self.conn
+            .execute(
+                "UPDATE entries SET pinned = ?2 WHERE hash = ?1",
+                params![hash, pinned as i64],
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Deletes one entry and its index row; false when there is no such entry.
+    pub fn forget(&mut self, hash: &str) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| StoreError::from_sqlite(&self.path, e))?;
+        tx.execute(
+            "DELETE FROM served_fts WHERE rowid IN (SELECT rowid FROM entries WHERE hash = ?1)",
+            [hash],
+        )
+        .map_err(|e| StoreError::from_sqlite(&self.path, e))?;
+        let n = tx
+            .execute("DELETE FROM entries WHERE hash = ?1", [hash])
+            .map_err(|e| StoreError::from_sqlite(&self.path, e))?;
+        tx.commit()
+            .map_err(|e| StoreError::from_sqlite(&self.path, e))?;
+        Ok(n > 0)
+    }
+
+    /// Clears the cache (entries and their index); with `everything`, events and metadata too.
+    /// Returns the number of entries removed.
+    pub fn reset(&mut self, everything: bool) -> Result<usize> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::from_sqlite(&path, e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let n = tx.execute("DELETE FROM entries", []).map_err(err)?;
+        tx.execute("DELETE FROM served_fts", []).map_err(err)?;
+        if everything {
+            tx.execute("DELETE FROM events", []).map_err(err)?;
+            tx.execute("DELETE FROM meta", []).map_err(err)?;
+        }
+        tx.commit().map_err(err)?;
+        self.conn.execute_batch("VACUUM").map_err(err)?;
+        Ok(n)
+    }
+
+    /// Totals per event kind: (kind, calls, tokens in, tokens out).
+    pub fn totals_by_kind(&self) -> Result<Vec<(String, i64, i64, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT kind, count(*), total(tokens_in), total(tokens_out) FROM events GROUP BY kind ORDER BY kind")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get::<_, f64>(2)? as i64,
+                    r.get::<_, f64>(3)? as i64,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// `PRAGMA integrity_check`, for tests and doctor.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+}
+
+impl StoreError {
+    fn from_sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
+        let corrupt = matches!(
+            e.sqlite_error_code(),
+            Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt)
+        );
+        let message = match e.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
+                "locked by another process".to_string()
+            }
+            Some(ErrorCode::ReadOnly) => "read-only".to_string(),
+            Some(ErrorCode::CannotOpen) => "cannot open".to_string(),
+            Some(ErrorCode::PermissionDenied) => "permission denied".to_string(),
+            Some(ErrorCode::DiskFull) => "disk full".to_string(),
+            _ => e.to_string(),
+        };
+        StoreError {
+            path: path.to_path_buf(),
+            message,
+            corrupt,
+        }
+    }
+}
+
+fn io_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::NotFound => "no such directory".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Creates the directory (0700) and an empty file (0600) so SQLite's WAL and shared-memory
+/// files, which copy the database file's mode, are private too.
+fn prepare_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".corrupt-{stamp}"));
+    let aside = PathBuf::from(aside);
+    std::fs::rename(path, &aside)?;
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(side));
+    }
+    Ok(aside)
+}
+
+/// Deletes least recently served unpinned entries while the pages in use exceed the ceiling.
+fn evict_over_ceiling(conn: &Connection, max_bytes: u64) -> rusqlite::Result<()> {
+    loop {
+        let used: i64 = conn.query_row(
+            "SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count())",
+            [],
+            |r| r.get(0),
+        )?;
+        let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        if (used * page) as u64 <= max_bytes {
+            return Ok(());
+        }
+        let victims = "SELECT rowid FROM entries WHERE pinned = 0 ORDER BY last_served LIMIT 16";
+        conn.execute(
+            &format!("DELETE FROM served_fts WHERE rowid IN ({victims})"),
+            [],
+        )?;
+        if conn.execute(
+            &format!("DELETE FROM entries WHERE rowid IN ({victims})"),
+            [],
+        )? == 0
+        {
+            return Ok(());
+        }
+    }
+}
+
+/// At most once an hour: drops unpinned entries not served within the retention period, and
+/// old events.
+fn prune_if_due(conn: &Connection, now: i64, retention_ms: i64) -> rusqlite::Result<()> {
+    let last: i64 = conn
+        .query_row("SELECT value FROM meta WHERE key = 'last_prune'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if now - last < PRUNE_EVERY_MS {
+        return Ok(());
+    }
+    let stale = "SELECT rowid FROM entries WHERE pinned = 0 AND last_served < ?1";
+    conn.execute(
+        &format!("DELETE FROM served_fts WHERE rowid IN ({stale})"),
+        [now - retention_ms],
+    )?;
+    conn.execute(
+        &format!("DELETE FROM entries WHERE rowid IN ({stale})"),
+        [now - retention_ms],
+    )?;
+    conn.execute(
+        "DELETE FROM events WHERE at < ?1",
+        [now - EVENT_RETENTION_MS],
+    )?;
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES('last_prune', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [now.to_string()],
+    )?;
+    Ok(())
+}

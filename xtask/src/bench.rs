@@ -1,0 +1,255 @@
+//! `cargo xtask bench`: the budgets of SPEC §12, each next to its measured median, from
+//! whole-process runs of the release binary (what an agent's hook pays), on this machine.
+
+use crate::common::{load_fixtures, Scratch};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Sample {
+    wall: Duration,
+    max_rss_kb: i64,
+}
+
+/// Spawns `cmd` with `stdin`, waits with `wait4` to read its peak memory.
+fn run_once(cmd: &mut Command, stdin: &[u8]) -> Sample {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut status = 0;
+    // std cannot report a child's own peak RSS; wait4 can. The pid is our child's and it is
+    // reaped exactly once, here.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let wall = start.elapsed();
+    let _ = writer.join();
+    Sample {
+        wall,
+        max_rss_kb: usage.ru_maxrss,
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+struct Row {
+    what: String,
+    budget: String,
+    measured: String,
+    ok: Option<bool>,
+}
+
+pub fn run(root: &Path) -> Result<(), String> {
+    let bin = crate::release_binary(root)?;
+    let scratch = Scratch::new("bench");
+    let db = scratch.db();
+    let sqz = |args: &[&str]| {
+        let mut c = Command::new(&bin);
+        c.args(args).env("SQZ_DB_PATH", &db).env("SQZ_QUIET", "1");
+        c
+    };
+    let corpus = corpus(root);
+    let log_10k = cut_lines(&corpus, 10 * 1024);
+    let log_1m = repeat_to(&corpus, 1 << 20);
+    let json_1m = json_document(1 << 20);
+    let mut rows = Vec::new();
+
+    let exec = median(
+        (0..200)
+            .map(|_| run_once(&mut Command::new("/bin/true"), b"").wall)
+            .collect(),
+    );
+    let version = median(
+        (0..200)
+            .map(|_| run_once(&mut sqz(&["--version"]), b"").wall)
+            .collect(),
+    );
+    rows.push(Row {
+        what: "process start (sqz --version)".into(),
+        budget: format!("≤ exec of /bin/true ({:.2} ms) ×1.5", ms(exec)),
+        measured: format!("{:.2} ms", ms(version)),
+        ok: Some(version.as_secs_f64() <= exec.as_secs_f64() * 1.5),
+    });
+    rows.push(Row {
+        what: "hook rewrite (sqz hook claude)".into(),
+        budget: format!("≤ 3× exec ({:.2} ms)", 3.0 * ms(exec)),
+        measured: "not built yet (agent hooks are a later issue)".into(),
+        ok: None,
+    });
+
+    // Seed the store so the next runs are dedup hits.
+    run_once(&mut sqz(&["compress", "--cmd", "cargo build"]), &log_10k);
+    let hit = median(
+        (0..100)
+            .map(|_| run_once(&mut sqz(&["compress", "--cmd", "cargo build"]), &log_10k).wall)
+            .collect(),
+    );
+    rows.push(three_x("dedup hit (10 KB repeat → §ref)", hit, exec));
+    let hash = sqz::text::hash16(&log_10k);
+    let expand = median(
+        (0..100)
+            .map(|_| run_once(&mut sqz(&["expand", &hash]), b"").wall)
+            .collect(),
+    );
+    rows.push(three_x("sqz expand HASH", expand, exec));
+
+    let fresh = |input: &[u8], label: &str, runs: usize| -> (Duration, i64) {
+        let mut walls = Vec::new();
+        let mut rss = 0;
+        for n in 0..runs {
+            let mut unique = format!("run {n} {}\n", fastrand::u64(..)).into_bytes();
+            unique.extend_from_slice(input);
+            let s = run_once(&mut sqz(&["compress", "--cmd", label]), &unique);
+            walls.push(s.wall);
+            rss = rss.max(s.max_rss_kb);
+        }
+        (median(walls), rss)
+    };
+    let (f10, _) = fresh(&log_10k, "cargo build", 60);
+    rows.push(budget_ms("compress, fresh 10 KB log", f10, 10.0));
+    let (f1m, rss_log) = fresh(&log_1m, "make", 15);
+    rows.push(budget_ms("compress, fresh 1 MB log", f1m, 60.0));
+    let (j1m, rss_json) = fresh(&json_1m, "kubectl get pods -o json", 15);
+    rows.push(budget_ms("compress, fresh 1 MB JSON", j1m, 60.0));
+    for (what, rss, size) in [
+        ("peak memory, 1 MB log", rss_log, log_1m.len()),
+        ("peak memory, 1 MB JSON", rss_json, json_1m.len()),
+    ] {
+        let budget_kb = (3 * size / 1024 + 8 * 1024) as i64;
+        rows.push(Row {
+            what: what.into(),
+            budget: format!("< 3× input + 8 MB ({:.1} MB)", budget_kb as f64 / 1024.0),
+            measured: format!("{:.1} MB", rss as f64 / 1024.0),
+            ok: Some(rss < budget_kb),
+        });
+    }
+    rows.push(Row {
+        what: "MCP sqz_read_file, distinct 10 KB files".into(),
+        budget: "< 3 ms per call".into(),
+        measured: "not built yet (the MCP server is a later issue)".into(),
+        ok: None,
+    });
+
+    println!(
+        "{:<42} {:<34} {:<20} verdict",
+        "budget (SPEC §12)", "limit", "median"
+    );
+    let mut missed = 0;
+    for r in &rows {
+        let verdict = match r.ok {
+            Some(true) => "ok",
+            Some(false) => {
+                missed += 1;
+                "MISSED"
+            }
+            None => "-",
+        };
+        println!(
+            "{:<42} {:<34} {:<20} {verdict}",
+            r.what, r.budget, r.measured
+        );
+    }
+    println!(
+        "\ninputs: 10 KB and 1 MB of real fixture output, 1 MB of generated JSON; {} cores",
+        cores()
+    );
+    if missed > 0 {
+        return Err(format!("{missed} budgets missed"));
+    }
+    Ok(())
+}
+
+fn three_x(what: &str, d: Duration, exec: Duration) -> Row {
+    Row {
+        what: what.into(),
+        budget: format!("≤ 3× exec ({:.2} ms)", 3.0 * ms(exec)),
+        measured: format!("{:.2} ms", ms(d)),
+        ok: Some(d <= exec * 3),
+    }
+}
+
+fn budget_ms(what: &str, d: Duration, limit: f64) -> Row {
+    Row {
+        what: what.into(),
+        budget: format!("< {limit} ms"),
+        measured: format!("{:.2} ms", ms(d)),
+        ok: Some(ms(d) < limit),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// All non-identical fixture outputs, concatenated: realistic log text.
+fn corpus(root: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in load_fixtures(&root.join("fixtures"))
+        .into_iter()
+        .filter(|f| !f.identical)
+    {
+        out.extend_from_slice(&f.input);
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+    }
+    if out.is_empty() {
+        out = b"   Compiling bench v0.1.0\n".to_vec();
+    }
+    out
+}
+
+fn cut_lines(corpus: &[u8], size: usize) -> Vec<u8> {
+    let mut out = repeat_to(corpus, size);
+    out.truncate(size);
+    while out.last().is_some_and(|&b| b != b'\n') {
+        out.pop();
+    }
+    out
+}
+
+fn repeat_to(corpus: &[u8], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + corpus.len());
+    while out.len() < size {
+        out.extend_from_slice(corpus);
+    }
+    out
+}
+
+/// A pretty-printed JSON array of records, like `kubectl get -o json` items.
+fn json_document(size: usize) -> Vec<u8> {
+    let mut s = String::from("{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n");
+    let mut n = 0;
+    while s.len() < size {
+        if n > 0 {
+            s.push_str(",\n");
+        }
+        s.push_str(&format!(
+            "    {{\n      \"name\": \"worker-{n}\",\n      \"namespace\": \"default\",\n      \"phase\": \"{}\",\n      \"restarts\": {},\n      \"node\": \"node-{}\",\n      \"ip\": \"10.0.{}.{}\",\n      \"labels\": {{\"app\": \"api\", \"tier\": \"backend\"}}\n    }}",
+            if n % 97 == 0 { "CrashLoopBackOff" } else { "Running" },
+            n % 7,
+            n % 5,
+            n / 250,
+            n % 250
+        ));
+        n += 1;
+    }
+    s.push_str("\n  ],\n  \"kind\": \"List\"\n}\n");
+    s.into_bytes()
+}

@@ -1,0 +1,80 @@
+//! `cargo xtask dist`: a static release build. The musl target is used when its standard
+//! library is installed; otherwise glibc with a static C runtime, and the name says which.
+
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::process::Command;
+
+pub fn run(root: &Path) -> Result<(), String> {
+    let musl = "x86_64-unknown-linux-musl";
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == musl)
+        })
+        .unwrap_or(false);
+    let (target, rustflags) = if installed {
+        (musl, "-C target-feature=+crt-static")
+    } else {
+        eprintln!("xtask dist: the {musl} standard library is not installed (rustup target add {musl}); building a static glibc binary instead");
+        ("x86_64-unknown-linux-gnu", "-C target-feature=+crt-static")
+    };
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--bin", "sqz", "--target", target])
+        .env("RUSTFLAGS", rustflags)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("release build failed".into());
+    }
+    let built = root.join("target").join(target).join("release").join("sqz");
+    let name = if installed {
+        format!("sqz-{musl}")
+    } else {
+        "sqz-x86_64-unknown-linux-gnu-static".to_string()
+    };
+    let dist = root.join("dist");
+    std::fs::create_dir_all(&dist).map_err(|e| format!("cannot create dist/: {e}"))?;
+    let out = dist.join(&name);
+    std::fs::copy(&built, &out).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
+    let bytes = std::fs::read(&out).map_err(|e| e.to_string())?;
+    std::fs::write(
+        dist.join(format!("{name}.sha256")),
+        format!("{}  {name}\n", sha256_hex(&bytes)),
+    )
+    .map_err(|e| e.to_string())?;
+    let file = Command::new("file")
+        .arg(&out)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    println!(
+        "{} ({} bytes, {:.2} MB)",
+        out.display(),
+        bytes.len(),
+        bytes.len() as f64 / 1e6
+    );
+    if let Ok(file) = file {
+        print!("{file}");
+        if !file.contains("statically linked") && !file.contains("static-pie linked") {
+            return Err("the binary is not statically linked".into());
+        }
+    }
+    if bytes.len() > 4 * 1024 * 1024 {
+        return Err(format!(
+            "binary is {} bytes, over the 4 MB target",
+            bytes.len()
+        ));
+    }
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

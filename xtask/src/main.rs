@@ -1,0 +1,61 @@
+//! `cargo xtask …`: the fixture report, benchmarks, tokenizer accuracy and release builds.
+//! Heavier dependencies (tiktoken-rs, libc) live here, never in the shipped binary.
+
+mod bench;
+mod dist;
+mod quality;
+mod tokcheck;
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <quality|bench|tokcheck|dist>
+  quality    per-fixture and per-formatter table: tokens, reduction, facts, regressions
+  bench      the performance budgets of SPEC §12 with measured medians
+  tokcheck   tokenizer accuracy against exact cl100k (tiktoken-rs)
+  dist       static release build into dist/ with a .sha256 beside it";
+
+fn main() -> ExitCode {
+    let root = workspace_root();
+    let task = std::env::args().nth(1).unwrap_or_default();
+    let result = match task.as_str() {
+        "quality" => quality::run(&root),
+        "bench" => bench::run(&root),
+        "tokcheck" => tokcheck::run(&root),
+        "dist" => dist::run(&root),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Builds the release binary and returns its path.
+pub fn release_binary(root: &Path) -> Result<PathBuf, String> {
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "--bin", "sqz"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release failed".into());
+    }
+    Ok(root.join("target").join("release").join("sqz"))
+}
