@@ -1,7 +1,7 @@
 //! The command layer: one file per subcommand. Only this layer (and `main`) touches stdin,
 //! stdout, stderr, the environment and the clock.
 
-mod compress;
+pub mod compress;
 mod demo;
 mod expand;
 mod manage;

@@ -12,11 +12,13 @@ pub fn strip(input: &[u8]) -> (&[u8], Option<i32>) {
     let Some(code) = parse_marker(&input[line_start..end]) else {
         return (input, None);
     };
-    // Drop the marker line and exactly one line break before it.
+    // Drop the marker line and exactly one line break before it: `\r\n` only when the marker
+    // itself ends in `\r\n` (PowerShell), so a command's own trailing `\r` survives.
+    let crlf = input.get(end) == Some(&b'\r');
     let mut body_end = line_start;
     if body_end > 0 && input[body_end - 1] == b'\n' {
         body_end -= 1;
-        if body_end > 0 && input[body_end - 1] == b'\r' {
+        if crlf && body_end > 0 && input[body_end - 1] == b'\r' {
             body_end -= 1;
         }
     }

@@ -1,0 +1,589 @@
+//! The binary as a hook or a user runs it: exit statuses through the trailer, references,
+//! slices, secrets never stored, freshness, fail-open on broken stores, bad input.
+
+mod common;
+
+use common::{compress, hash16, sqz, with_trailer, Scratch};
+use std::path::Path;
+use std::process::Command;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_sqz"))
+}
+
+/// A realistic build log: long enough that folding and references pay.
+fn build_log(tag: &str) -> String {
+    let mut s = String::new();
+    for n in 0..60 {
+        s.push_str(&format!("   Compiling dependency-{n}-{tag} v0.{n}.3\n"));
+    }
+    s.push_str("error[E0308]: mismatched types\n  --> src/main.rs:4:5\n");
+    s.push_str("error: could not compile `app` (bin \"app\") due to 1 previous error\n");
+    s
+}
+
+#[test]
+fn exit_statuses_pass_through_the_trailer() {
+    let scratch = Scratch::new("exit");
+    for code in [0, 1, 2, 42, 255] {
+        let output = format!("output of a command that exits {code}\n");
+        let run = sqz(
+            bin(),
+            &scratch.db(),
+            &["compress", "--cmd", "make"],
+            &with_trailer(output.as_bytes(), code),
+            &[],
+        );
+        assert_eq!(run.code, code, "exit status {code}");
+        assert_eq!(run.stdout_text(), output);
+    }
+    let marker_inside = b"__SQZ_EXIT_3__\nstill running\n";
+    let run = sqz(bin(), &scratch.db(), &["compress"], marker_inside, &[]);
+    assert_eq!(
+        (run.code, run.stdout.as_slice()),
+        (0, &marker_inside[..]),
+        "a marker that is not last is data"
+    );
+}
+
+#[test]
+fn final_newline_is_kept_or_not_as_given() {
+    let scratch = Scratch::new("newline");
+    let with = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress"],
+        b"one\ntwo\n\n__SQZ_EXIT_0__\n",
+        &[],
+    );
+    assert_eq!(with.stdout, b"one\ntwo\n");
+    let without = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress"],
+        b"one\ntwo\n__SQZ_EXIT_0__\n",
+        &[],
+    );
+    assert_eq!(without.stdout, b"one\ntwo");
+    let log = build_log("nl");
+    let folded = compress(
+        bin(),
+        &scratch.db(),
+        "cargo build",
+        log.trim_end().as_bytes(),
+    );
+    assert!(!folded.stdout_text().ends_with('\n'));
+    assert!(folded.stdout_text().contains("[… 60 build progress lines"));
+}
+
+#[test]
+fn repeat_becomes_a_reference_that_expands() {
+    let scratch = Scratch::new("ref");
+    let log = build_log("ref");
+    let first = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    assert!(first.stderr.starts_with("[sqz] "), "{}", first.stderr);
+    let hash = hash16(log.as_bytes());
+    let second = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    assert_eq!(second.stdout_text(), format!("§ref:{hash}§\n"));
+    let token = format!("§ref:{hash}§");
+    for reference in [hash.as_str(), &hash[..6], token.as_str()] {
+        let expand = sqz(bin(), &scratch.db(), &["expand", reference], b"", &[]);
+        assert_eq!(expand.code, 0, "{reference}: {}", expand.stderr);
+        assert_eq!(expand.stdout, log.as_bytes());
+    }
+}
+
+#[test]
+fn slice_reference_after_a_full_read_in_real_bash() {
+    let scratch = Scratch::new("slice");
+    let file = scratch.dir.join("lib.rs");
+    let source: String = (1..=200)
+        .map(|n| format!("pub fn handler_{n}(input: &str) -> usize {{ input.len() + {n} }}\n"))
+        .collect();
+    std::fs::write(&file, &source).unwrap();
+    let run = |command: &str, label: &str| {
+        let rewritten = format!(
+            "{{ {command} 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; }} | '{}' compress --cmd '{label}'",
+            bin().display()
+        );
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(rewritten)
+            .current_dir(&scratch.dir)
+            .env("SQZ_DB_PATH", scratch.db())
+            .env_remove("SQZ_QUIET")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code(),
+        )
+    };
+    let (full, code) = run("cat lib.rs", "cat lib.rs");
+    assert_eq!(full, source, "a source read passes through byte for byte");
+    assert_eq!(code, Some(0));
+    let hash = hash16(source.as_bytes());
+    let (ranged, _) = run("sed -n '41,80p' lib.rs", "sed -n '41,80p' lib.rs");
+    assert_eq!(ranged, format!("§ref:{hash}:L41-80§\n"));
+    let (head, _) = run("head -50 lib.rs", "head -50 lib.rs");
+    assert_eq!(head, format!("§ref:{hash}:L1-50§\n"));
+    let expand = sqz(
+        bin(),
+        &scratch.db(),
+        &["expand", &format!("{hash}:L41-80")],
+        b"",
+        &[],
+    );
+    let expected: String = source
+        .lines()
+        .skip(40)
+        .take(40)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(expand.stdout_text(), expected);
+    // Too small to be worth a slice reference: sent whole.
+    let (tiny, _) = run("sed -n '3,3p' lib.rs", "sed -n '3,3p' lib.rs");
+    assert_eq!(tiny, format!("{}\n", source.lines().nth(2).unwrap()));
+}
+
+#[test]
+fn secrets_are_never_stored() {
+    let scratch = Scratch::new("secrets");
+    let env_file = "DATABASE_URL=postgres://app:pa55w0rd-very-secret@db:5432/app\nSTRIPE_SECRET_KEY=sk_test_51Hx9zQeZvKYlo2C0aBcDeFgHiJ\nDEBUG=false\nPORT=8080\n";
+    let pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\n-----END PRIVATE KEY-----\n";
+    for (label, text) in [("cat .env", env_file), ("cat server.key", pem)] {
+        let first = compress(bin(), &scratch.db(), label, text.as_bytes());
+        assert_eq!(
+            first.stdout_text(),
+            text,
+            "{label} passes through byte for byte"
+        );
+        let second = compress(bin(), &scratch.db(), label, text.as_bytes());
+        assert_eq!(second.stdout_text(), text, "{label} is never a reference");
+        let expand = sqz(
+            bin(),
+            &scratch.db(),
+            &["expand", &hash16(text.as_bytes())],
+            b"",
+            &[],
+        );
+        assert_eq!(expand.code, 1);
+    }
+    for secret in [
+        "sk_test_51Hx9zQeZvKYlo2C0aBcDeFgHiJ",
+        "pa55w0rd-very-secret",
+        "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu",
+    ] {
+        assert!(
+            !common::store_contains(&scratch.db(), secret.as_bytes()),
+            "{secret} found in the store files"
+        );
+    }
+}
+
+#[test]
+fn ttl_zero_gives_no_reference() {
+    let scratch = Scratch::new("ttl");
+    let log = build_log("ttl");
+    let env = [("SQZ_REF_TTL_SECS", "0")];
+    let args = ["compress", "--cmd", "cargo build"];
+    sqz(
+        bin(),
+        &scratch.db(),
+        &args,
+        &with_trailer(log.as_bytes(), 0),
+        &env,
+    );
+    let second = sqz(
+        bin(),
+        &scratch.db(),
+        &args,
+        &with_trailer(log.as_bytes(), 0),
+        &env,
+    );
+    assert!(!second.stdout_text().contains("§ref:"));
+    assert!(second
+        .stdout_text()
+        .contains("error[E0308]: mismatched types"));
+}
+
+#[test]
+fn compaction_marker_invalidates_references() {
+    let scratch = Scratch::new("compact");
+    let log = build_log("compact");
+    compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    let hook = sqz(
+        bin(),
+        &scratch.db(),
+        &["hook", "precompact"],
+        b"{\"hook_event_name\":\"PreCompact\"}",
+        &[],
+    );
+    assert_eq!(hook.stdout_text().trim(), "{}");
+    let after = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    assert!(
+        !after.stdout_text().contains("§ref:"),
+        "served in full after compaction"
+    );
+    let again = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    assert!(
+        again.stdout_text().contains("§ref:"),
+        "served after the marker, so fresh again"
+    );
+}
+
+#[test]
+fn pinned_entries_survive_compaction() {
+    let scratch = Scratch::new("pin");
+    let log = build_log("pin");
+    compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    let hash = hash16(log.as_bytes());
+    assert_eq!(
+        sqz(bin(), &scratch.db(), &["pin", &hash[..8]], b"", &[]).code,
+        0
+    );
+    sqz(bin(), &scratch.db(), &["hook", "precompact"], b"{}", &[]);
+    let after = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    assert_eq!(after.stdout_text(), format!("§ref:{hash}§\n"));
+    assert_eq!(
+        sqz(bin(), &scratch.db(), &["unpin", &hash], b"", &[]).code,
+        0
+    );
+    assert_eq!(
+        sqz(bin(), &scratch.db(), &["forget", &hash], b"", &[]).code,
+        0
+    );
+    assert_eq!(
+        sqz(bin(), &scratch.db(), &["expand", &hash], b"", &[]).code,
+        1
+    );
+}
+
+#[test]
+fn corrupt_store_fails_open_and_is_moved_aside() {
+    let scratch = Scratch::new("corrupt");
+    let db = scratch.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(&db, vec![0x5a; 8192]).unwrap();
+    let log = build_log("corrupt");
+    let run = compress(bin(), &db, "cargo build", log.as_bytes());
+    assert!(run.stdout_text().contains("error[E0308]: mismatched types"));
+    assert!(run.stderr.contains("was corrupt"), "{}", run.stderr);
+    let moved = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+    assert!(moved);
+    let expand = sqz(bin(), &db, &["expand", &hash16(log.as_bytes())], b"", &[]);
+    assert_eq!(expand.stdout, log.as_bytes(), "the new store works");
+}
+
+#[test]
+fn unwritable_store_path_fails_open_with_full_output() {
+    let scratch = Scratch::new("readonly");
+    let log = build_log("ro");
+    let blocked = scratch.dir.join("not-a-dir");
+    std::fs::write(&blocked, b"file").unwrap();
+    let db = blocked.join("sessions.db");
+    let run = sqz(
+        bin(),
+        &db,
+        &["compress", "--cmd", "cargo build"],
+        &with_trailer(log.as_bytes(), 7),
+        &[],
+    );
+    assert_eq!(
+        run.stdout_text(),
+        log,
+        "nothing can be stored, so nothing lossy runs"
+    );
+    assert_eq!(run.code, 7);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("sqz: cannot open store"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn locked_store_fails_open() {
+    let scratch = Scratch::new("locked");
+    let db = scratch.db();
+    sqz(
+        bin(),
+        &db,
+        &["compress"],
+        b"warm up the store so it exists\n",
+        &[],
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let log = build_log("locked");
+    let run = sqz(
+        bin(),
+        &db,
+        &["compress", "--cmd", "cargo build"],
+        &with_trailer(log.as_bytes(), 4),
+        &[],
+    );
+    assert_eq!(run.stdout_text(), log);
+    assert_eq!(run.code, 4);
+    assert!(run.stderr.contains("locked"), "{}", run.stderr);
+    conn.execute_batch("ROLLBACK").unwrap();
+}
+
+#[test]
+fn binary_invalid_and_empty_input_pass_through() {
+    let scratch = Scratch::new("binary");
+    let cases: [(&[u8], &str); 3] = [
+        (
+            b"\x7fELF\x02\x01\x01\x00\x00\x00binary\x00data\n",
+            "binary input",
+        ),
+        (b"caf\xe9 au lait, latin-1 bytes\n", "not valid UTF-8"),
+        (b"", "empty input"),
+    ];
+    for (input, reason) in cases {
+        let run = sqz(bin(), &scratch.db(), &["compress"], input, &[]);
+        assert_eq!(run.stdout, input);
+        assert_eq!(run.code, 0);
+        assert_eq!(run.stderr.lines().count(), 1, "{reason}: {}", run.stderr);
+        assert!(run.stderr.contains(reason), "{}", run.stderr);
+        let hooked = sqz(
+            bin(),
+            &scratch.db(),
+            &["compress"],
+            &with_trailer(input, 9),
+            &[],
+        );
+        assert_eq!(hooked.stdout, input);
+        assert_eq!(hooked.code, 9);
+    }
+}
+
+#[test]
+fn hundred_megabytes_stream_through_in_bounded_memory() {
+    let scratch = Scratch::new("big");
+    let big = scratch.dir.join("big.txt");
+    let line = "2026-12-02T10:00:00Z worker-7 processed batch with 512 records in 12ms\n";
+    let mut data = line.repeat((100 << 20) / line.len() + 1).into_bytes();
+    data.extend_from_slice(b"\n__SQZ_EXIT_5__\n");
+    std::fs::write(&big, &data).unwrap();
+    // 60 MB of address space is less than the input: holding it whole would abort.
+    let script = format!(
+        "ulimit -v 60000; '{}' compress --cmd 'tail -f log' < '{}' | wc -c",
+        bin().display(),
+        big.display()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("{script}; exit ${{PIPESTATUS[0]}}"))
+        .env("SQZ_DB_PATH", scratch.db())
+        .output()
+        .unwrap();
+    let count: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert_eq!(count, data.len() - "\n__SQZ_EXIT_5__\n".len());
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("larger than 16 MiB"));
+}
+
+#[test]
+fn twenty_concurrent_compressions_share_one_store() {
+    let scratch = Scratch::new("concurrent");
+    let db = scratch.db();
+    sqz(
+        bin(),
+        &db,
+        &["compress"],
+        b"create the store first, so every writer finds it\n",
+        &[],
+    );
+    let logs: Vec<String> = (0..20).map(|n| build_log(&format!("c{n}"))).collect();
+    let handles: Vec<_> = logs
+        .iter()
+        .cloned()
+        .map(|log| {
+            let db = db.clone();
+            std::thread::spawn(move || compress(bin(), &db, "cargo build", log.as_bytes()))
+        })
+        .collect();
+    for (handle, log) in handles.into_iter().zip(&logs) {
+        let run = handle.join().unwrap();
+        assert_eq!(run.code, 0);
+        assert!(run.stdout_text().contains("error[E0308]"), "{}", run.stderr);
+        assert!(!run.stderr.contains("sqz:"), "{}", run.stderr);
+        let _ = log;
+    }
+    for log in &logs {
+        let expand = sqz(bin(), &db, &["expand", &hash16(log.as_bytes())], b"", &[]);
+        assert_eq!(expand.stdout, log.as_bytes());
+    }
+    let (store, _) = sqz::store::Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn store_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new("perms");
+    compress(
+        bin(),
+        &scratch.db(),
+        "cargo build",
+        build_log("perms").as_bytes(),
+    );
+    let dir = scratch.db().parent().unwrap().to_path_buf();
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{:?}", entry.file_name());
+    }
+}
+
+#[test]
+fn usage_errors_are_one_line_and_exit_two() {
+    let scratch = Scratch::new("usage");
+    for args in [
+        &["compress", "--bogus"][..],
+        &["frobnicate"],
+        &["expand"],
+        &["pin", "a", "b"],
+    ] {
+        let run = sqz(bin(), &scratch.db(), args, b"", &[]);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("sqz: "));
+    }
+    let malformed = sqz(bin(), &scratch.db(), &["expand", "§ref:not-hex§"], b"", &[]);
+    assert_eq!(malformed.code, 2);
+    assert!(malformed.stderr.contains("malformed reference"));
+    let none = sqz(bin(), &scratch.db(), &["expand", "ffffffff"], b"", &[]);
+    assert_eq!(none.code, 1);
+}
+
+#[test]
+fn ambiguous_prefix_exits_two() {
+    let scratch = Scratch::new("ambiguous");
+    // Store enough entries that some share a first hex digit.
+    let mut first_digits = std::collections::HashMap::new();
+    for n in 0..40 {
+        let log = build_log(&format!("amb{n}"));
+        compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+        *first_digits
+            .entry(hash16(log.as_bytes()).chars().next().unwrap())
+            .or_insert(0) += 1;
+    }
+    let (digit, _) = first_digits.into_iter().find(|(_, n)| *n > 1).unwrap();
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &["expand", &digit.to_string()],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn help_lists_every_command_and_variable() {
+    let scratch = Scratch::new("help");
+    let help = sqz(bin(), &scratch.db(), &["help"], b"", &[]).stdout_text();
+    for word in [
+        "compress",
+        "expand",
+        "tokens",
+        "pin",
+        "unpin",
+        "forget",
+        "reset",
+        "demo",
+        "--version",
+    ] {
+        assert!(help.contains(word), "{word}");
+    }
+    for (name, _) in sqz::env::VARIABLES {
+        assert!(help.contains(name), "{name}");
+    }
+    let version = sqz(bin(), &scratch.db(), &["--version"], b"", &[]);
+    assert!(version.stdout_text().starts_with("sqz "));
+}
+
+#[test]
+fn tokens_prints_a_count() {
+    let scratch = Scratch::new("tokens");
+    let run = sqz(bin(), &scratch.db(), &["tokens"], b"hello world\n", &[]);
+    let n: usize = run.stdout_text().trim().parse().unwrap();
+    assert!((2..=4).contains(&n), "{n}");
+}
+
+#[test]
+fn no_cache_stores_nothing_and_stays_lossless() {
+    let scratch = Scratch::new("nocache");
+    let log = build_log("nocache");
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress", "--no-cache", "--cmd", "cargo build"],
+        &with_trailer(log.as_bytes(), 0),
+        &[],
+    );
+    assert_eq!(run.stdout_text(), log);
+    let again = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress", "--no-cache", "--cmd", "cargo build"],
+        &with_trailer(log.as_bytes(), 0),
+        &[],
+    );
+    assert_eq!(again.stdout_text(), log);
+    assert_eq!(
+        sqz(
+            bin(),
+            &scratch.db(),
+            &["expand", &hash16(log.as_bytes())],
+            b"",
+            &[]
+        )
+        .code,
+        1
+    );
+}
+
+#[test]
+fn reset_clears_the_cache() {
+    let scratch = Scratch::new("reset");
+    let log = build_log("reset");
+    compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    let run = sqz(bin(), &scratch.db(), &["reset"], b"", &[]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout_text().contains("cleared 1 stored entries"));
+    assert_eq!(
+        sqz(
+            bin(),
+            &scratch.db(),
+            &["expand", &hash16(log.as_bytes())],
+            b"",
+            &[]
+        )
+        .code,
+        1
+    );
+    assert_eq!(
+        sqz(bin(), &scratch.db(), &["reset", "--all"], b"", &[]).code,
+        0
+    );
+}
+
+#[test]
+fn demo_shows_reference_slice_and_exact_expand() {
+    let out = Command::new(bin()).arg("demo").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("§ref:"));
+    assert!(text.contains(":L41-80§"));
+    assert!(text.contains("identical to the original: yes"));
+}

@@ -1,0 +1,196 @@
+//! Round-trip properties of the engine with a real store: nothing is lost, nothing gets worse,
+//! the same input and store give the same bytes, trailers and UTF-8 cuts behave.
+
+use quickcheck::{Arbitrary, Gen, QuickCheck};
+use sqz::cmd::compress::serve;
+use sqz::engine::trailer;
+use sqz::env::Env;
+use sqz::store::Store;
+use sqz::text::{cut_at_char, hash16};
+
+/// Output shaped like real tool output: lines drawn from build, test and log vocabularies,
+/// with runs and repeats, plus arbitrary text and bytes.
+#[derive(Clone, Debug)]
+struct Output(Vec<u8>);
+
+impl Arbitrary for Output {
+    fn arbitrary(g: &mut Gen) -> Output {
+        let templates = [
+            "   Compiling crate-{} v0.{}.1",
+            "test module::case_{} ... ok",
+            "test module::case_{} ... FAILED",
+            "error[E0308]: mismatched types at step {}",
+            "  left: {}",
+            "2026-12-02T10:00:{}Z INFO worker {} heartbeat",
+            "",
+            "\x1b[32mok\x1b[0m {} passed",
+            "{\"id\": {}, \"name\": \"item\"}",
+            "password: {}",
+            "  at Object.<anonymous> (app.js:{}:5)",
+        ];
+        let mut out = Vec::new();
+        let lines = usize::arbitrary(g) % 80;
+        for _ in 0..lines {
+            let template = g.choose(&templates).copied().unwrap_or("");
+            let repeat = 1 + usize::arbitrary(g) % 6;
+            for _ in 0..repeat {
+                let n = u8::arbitrary(g).to_string();
+                out.extend_from_slice(template.replace("{}", &n).as_bytes());
+                out.push(b'\n');
+            }
+            if bool::arbitrary(g) && bool::arbitrary(g) {
+                out.extend_from_slice(String::arbitrary(g).as_bytes());
+                out.push(b'\n');
+            }
+        }
+        if u8::arbitrary(g) % 10 == 0 {
+            out.extend(Vec::<u8>::arbitrary(g));
+        }
+        Output(out)
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Output>> {
+        Box::new(self.0.shrink().map(Output))
+    }
+}
+
+const LABELS: [&str; 5] = [
+    "cargo test",
+    "git status",
+    "cat src/lib.rs",
+    "make",
+    "kubectl get pods -o json",
+];
+
+struct TempStore {
+    dir: std::path::PathBuf,
+    store: Store,
+}
+
+fn temp_store() -> TempStore {
+    let dir = std::env::temp_dir().join(format!(
+        "sqz-prop-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let (store, _) = Store::open(&dir.join("sessions.db")).expect("store");
+    TempStore { dir, store }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn env() -> Env {
+    Env::from_lookup(|_| None)
+}
+
+fn quick() -> QuickCheck {
+    QuickCheck::new().tests(300).max_tests(3000)
+}
+
+#[test]
+fn expand_after_compress_gives_the_input() {
+    fn prop(output: Output, label: u8) -> bool {
+        let mut t = temp_store();
+        let label = LABELS[label as usize % LABELS.len()];
+        let mut ok = true;
+        for now in [1_000, 2_000] {
+            let served = serve(label, &output.0, Some(&mut t.store), false, &env(), now);
+            let stored = t.store.original(&hash16(&output.0)).ok().flatten();
+            ok &= served.stdout == output.0 || stored.as_deref() == Some(&output.0[..]);
+        }
+        ok
+    }
+    quick().quickcheck(prop as fn(Output, u8) -> bool);
+}
+
+#[test]
+fn output_is_never_worse() {
+    fn prop(output: Output, label: u8) -> bool {
+        let Ok(text) = std::str::from_utf8(&output.0) else {
+            return true;
+        };
+        let mut t = temp_store();
+        let label = LABELS[label as usize % LABELS.len()];
+        let tokens_in = sqz::tokens::count(text);
+        (0..2).all(|n| {
+            let served = serve(
+                label,
+                &output.0,
+                Some(&mut t.store),
+                false,
+                &env(),
+                1_000 + n,
+            );
+            let out = sqz::tokens::count_bytes(&served.stdout)
+                + served.header.as_deref().map_or(0, sqz::tokens::count);
+            out <= tokens_in
+        })
+    }
+    quick().quickcheck(prop as fn(Output, u8) -> bool);
+}
+
+#[test]
+fn output_is_deterministic() {
+    fn prop(output: Output, label: u8) -> bool {
+        let label = LABELS[label as usize % LABELS.len()];
+        let run = || {
+            let mut t = temp_store();
+            let a = serve(label, &output.0, Some(&mut t.store), false, &env(), 5_000);
+            let b = serve(label, &output.0, Some(&mut t.store), false, &env(), 6_000);
+            (a.stdout, a.header, b.stdout, b.header)
+        };
+        run() == run()
+    }
+    quick()
+        .tests(100)
+        .quickcheck(prop as fn(Output, u8) -> bool);
+}
+
+#[test]
+fn trailer_is_stripped_only_when_last() {
+    fn prop(body: String, code: u8, tail: String) -> bool {
+        let code = i32::from(code);
+        let hooked = format!("{body}\n__SQZ_EXIT_{code}__\n");
+        let stripped = trailer::strip(hooked.as_bytes()) == (body.as_bytes(), Some(code));
+        let tail = tail.trim();
+        let inside = format!("{body}\n__SQZ_EXIT_{code}__\n{tail}x\n");
+        let kept = trailer::strip(inside.as_bytes()) == (inside.as_bytes(), None);
+        stripped && kept
+    }
+    QuickCheck::new()
+        .tests(2000)
+        .quickcheck(prop as fn(String, u8, String) -> bool);
+}
+
+#[test]
+fn cuts_never_split_a_character() {
+    fn prop(s: String, at: usize) -> bool {
+        let max = if s.is_empty() { 0 } else { at % (s.len() + 2) };
+        let cut = cut_at_char(&s, max);
+        s.starts_with(cut) && cut.len() <= max && (cut.len() == s.len() || max - cut.len() < 4)
+    }
+    QuickCheck::new()
+        .tests(5000)
+        .quickcheck(prop as fn(String, usize) -> bool);
+}
+
+#[test]
+fn compressed_text_is_valid_utf8_for_any_input() {
+    fn prop(output: Output) -> bool {
+        let mut t = temp_store();
+        let served = serve(
+            "cargo test",
+            &output.0,
+            Some(&mut t.store),
+            false,
+            &env(),
+            1,
+        );
+        std::str::from_utf8(&output.0).is_err() || std::str::from_utf8(&served.stdout).is_ok()
+    }
+    quick().quickcheck(prop as fn(Output) -> bool);
+}
