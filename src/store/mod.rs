@@ -140,6 +140,14 @@ impl Store {
         }
         conn.execute_batch("PRAGMA synchronous=NORMAL")
             .map_err(err)?;
+        // Every sqz process is short-lived and usually the last connection: a checkpoint on
+        // each close would cost fsyncs on every call. The WAL is checkpointed automatically
+        // once it grows past a thousand pages instead.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(err)?;
         schema::migrate(&mut conn).map_err(err)?;
         Ok(Store {
             conn,
