@@ -14,8 +14,8 @@ pub mod trailer;
 
 use crate::store::Store;
 use crate::{fmt, json, text, tokens};
-use doc::{Doc, Piece};
-use route::Route;
+use doc::Doc;
+use route::{Risk, Route};
 
 /// Content of this many tokens or fewer is always sent in full (a reference costs about 13).
 pub const REF_TOKEN_COST: usize = 13;
@@ -108,7 +108,11 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         return Outcome::passthrough(input, Kind::Passthrough, Some("input is not valid UTF-8"));
     };
     let route = route::route(label, raw_text);
-    if let Route::Untouchable(_) = route {
+    // A test run that holds a stack trace may still be summarised by its formatter, which then
+    // keeps every line of the trace's paragraphs; every other untouchable passes unstored.
+    let test_run_trace =
+        route == Route::Untouchable(Risk::StackTrace) && fmt::find(label).is_some();
+    if matches!(route, Route::Untouchable(_)) && !test_run_trace {
         return Outcome::passthrough(input, Kind::Safe, None);
     }
     let tokens_in = tokens::count(raw_text);
@@ -136,7 +140,11 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         }
     }
 
-    let (served, kind) = shape_output(label, &agent_text, &hash, route, store.is_some());
+    let (served, kind) = match shape_output(label, &agent_text, &hash, route, store.is_some()) {
+        Shaped::Changed(served, kind) => (Some(served), kind),
+        Shaped::Unchanged => (None, Kind::Fresh),
+        Shaped::Untouchable => return Outcome::passthrough(input, Kind::Safe, None),
+    };
     let (stdout, header, kind) = match served {
         Some(served) => {
             let header = header_line(&served, tokens_in, store.is_some().then_some(hash.as_str()));
@@ -226,44 +234,57 @@ fn probe_refs(
     )
 }
 
+enum Shaped {
+    Changed(String, Kind),
+    Unchanged,
+    /// A stack trace the formatter could not summarise around: it passes through unstored.
+    Untouchable,
+}
+
 /// The compressed text, if any stage changed something, and which kind of stage did.
-fn shape_output(
-    label: &str,
-    agent_text: &str,
-    hash: &str,
-    route: Route,
-    stored: bool,
-) -> (Option<String>, Kind) {
+fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored: bool) -> Shaped {
+    let trace = matches!(route, Route::Untouchable(_));
     if route == Route::Verbatim {
-        return (None, Kind::Fresh);
+        return Shaped::Unchanged;
     }
-    if let Some(compact) = json::compact_for_agent(agent_text) {
-        return (Some(compact), Kind::Generic);
+    if !trace {
+        if let Some(compact) = json::compact_for_agent(agent_text) {
+            return Shaped::Changed(compact, Kind::Generic);
+        }
     }
     if !stored {
-        return (None, Kind::Fresh);
+        return if trace {
+            Shaped::Untouchable
+        } else {
+            Shaped::Unchanged
+        };
     }
     let doc = Doc::new(label, agent_text);
-    let facts: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    let mut must_keep: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    if trace {
+        for (keep, in_trace) in must_keep
+            .iter_mut()
+            .zip(route::trace_paragraphs(&doc.lines))
+        {
+            *keep |= in_trace;
+        }
+    }
     let formatted = fmt::find(label)
         .and_then(|f| (f.format)(&doc))
-        .filter(|pieces| doc::keeps_all(pieces, |n| facts[n], doc.lines.len()));
-    let (pieces, kind) = match formatted {
-        Some(pieces) => (pieces, Kind::Formatter),
-        None => match pipeline::fold_runs(&doc) {
+        .filter(|pieces| doc::keeps_all(pieces, |n| must_keep[n], doc.lines.len()));
+    let (pieces, kind) = match (formatted, trace) {
+        (Some(pieces), _) => (pieces, Kind::Formatter),
+        (None, true) => return Shaped::Untouchable,
+        (None, false) => match pipeline::fold_runs(&doc) {
             Some(pieces) => (pieces, Kind::Generic),
-            None => (
-                (0..doc.lines.len()).map(Piece::Keep).collect(),
-                Kind::Generic,
-            ),
+            None => return Shaped::Unchanged,
         },
     };
-    let pieces = pipeline::collapse_padding(&doc, pieces);
     let served = doc::render(&doc, &pieces, hash);
     if served == agent_text {
-        return (None, Kind::Fresh);
+        return Shaped::Unchanged;
     }
-    (Some(served), kind)
+    Shaped::Changed(served, kind)
 }
 
 /// `[sqz] OUT/IN tokens (-P%) · sqz expand HASH`; without a hash when nothing was stored.

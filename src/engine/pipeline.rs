@@ -1,6 +1,8 @@
 //! The generic pipeline for output no formatter claims: folds runs of identical or
-//! near-identical lines (only numbers, hex ids or timestamps varying) into counted markers,
-//! collapses table padding, and compacts JSON. It never folds a line that reports a fact.
+//! near-identical lines (only numbers, hex ids or timestamps varying) into counted markers.
+//! It never folds a line that reports a fact. (JSON is compacted before it, in `json.rs`.)
+//! Table padding is left alone: rows are facts an agent matches verbatim, and cl100k spends
+//! one token on a run of spaces whatever its length.
 
 use super::doc::{Doc, Piece};
 use super::facts::is_fact;
@@ -101,45 +103,6 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
-/// Runs of three or more spaces inside a line (not its indentation) become two, so aligned
-/// tables keep their columns apart. It changes bytes, so it runs only when the original is
-/// stored; fact lines are left byte for byte.
-pub fn collapse_padding(doc: &Doc, pieces: Vec<Piece>) -> Vec<Piece> {
-    pieces
-        .into_iter()
-        .map(|piece| match piece {
-            Piece::Keep(n) if !is_fact(doc.lines[n]) => match collapse_line(doc.lines[n]) {
-                Some(s) => Piece::Rewrite(n, s),
-                None => Piece::Keep(n),
-            },
-            other => other,
-        })
-        .collect()
-}
-
-fn collapse_line(line: &str) -> Option<String> {
-    let indent = line.len() - line.trim_start_matches(' ').len();
-    let body = &line[indent..];
-    if !body.contains("   ") {
-        return None;
-    }
-    let mut out = String::with_capacity(line.len());
-    out.push_str(&line[..indent]);
-    let mut spaces = 0;
-    for c in body.chars() {
-        if c == ' ' {
-            spaces += 1;
-            continue;
-        }
-        if spaces > 0 {
-            out.push_str(if spaces >= 3 { "  " } else { &"  "[..spaces] });
-            spaces = 0;
-        }
-        out.push(c);
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,11 +137,5 @@ mod tests {
         assert!(out.contains("[… 28 similar lines · sqz expand h:L2-29]"));
         assert!(out.contains("[29] heartbeat"));
         assert_eq!(out.matches("error: disk full").count(), 6);
-    }
-
-    #[test]
-    fn padding_collapses_inside_lines_only() {
-        assert_eq!(collapse_line("  a      b  c").as_deref(), Some("  a  b  c"));
-        assert_eq!(collapse_line("a b"), None);
     }
 }

@@ -125,6 +125,26 @@ fn ends_with_line_col(s: &str) -> bool {
         && line.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Which lines belong to a paragraph (a run between blank lines) that holds a stack trace's
+/// head or one of its frames: a formatter must keep every one of them.
+pub fn trace_paragraphs(lines: &[&str]) -> Vec<bool> {
+    let mut marks = vec![false; lines.len()];
+    let mut start = 0;
+    for end in 0..=lines.len() {
+        if end == lines.len() || lines[end].trim().is_empty() {
+            let paragraph = &lines[start..end];
+            if paragraph
+                .iter()
+                .any(|l| is_frame(l) || is_trace_head(l.trim()))
+            {
+                marks[start..end].iter_mut().for_each(|m| *m = true);
+            }
+            start = end + 1;
+        }
+    }
+    marks
+}
+
 /// `KEY=value`, `KEY: value`, `export KEY=value` or `"key": "value"` where the key names a
 /// secret. The whole line must be that assignment, so prose that mentions a password is not.
 pub fn is_credential_line(t: &str) -> bool {
@@ -395,6 +415,23 @@ mod tests {
         assert_eq!(route("node x.js", js), Route::Untouchable(Risk::StackTrace));
         let panic = "thread 'main' panicked at src/main.rs:2:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
         assert_eq!(route("cargo run", panic), Route::Normal);
+    }
+
+    #[test]
+    fn trace_paragraphs_cover_whole_blocks() {
+        let lines = [
+            "test a ... ok",
+            "",
+            "Error: boom",
+            "    at f (x.js:1:2)",
+            "    at g (x.js:3:4)",
+            "",
+            "Tests: 1 failed",
+        ];
+        assert_eq!(
+            trace_paragraphs(&lines),
+            [false, false, true, true, true, false, false]
+        );
     }
 
     #[test]

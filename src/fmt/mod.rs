@@ -62,9 +62,19 @@ impl<'a> Label<'a> {
         }
     }
 
-    /// The first argument that is not a flag: the subcommand for git, cargo, npm, …
+    /// The first argument that is not a flag nor a global flag's value: the subcommand for
+    /// git, cargo, npm, … (`git -C repo status` → `status`).
     pub fn subcommand(&self) -> Option<&'a str> {
-        self.args.iter().copied().find(|a| !a.starts_with('-'))
+        const TAKES_VALUE: [&str; 5] = ["-C", "-c", "--git-dir", "--work-tree", "--prefix"];
+        let mut args = self.args.iter().copied();
+        while let Some(arg) = args.next() {
+            if TAKES_VALUE.contains(&arg) {
+                args.next();
+            } else if !arg.starts_with('-') {
+                return Some(arg);
+            }
+        }
+        None
     }
 }
 
