@@ -110,8 +110,9 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     let route = route::route(label, raw_text);
     // A test run that holds a stack trace may still be summarised by its formatter, which then
     // keeps every line of the trace's paragraphs; every other untouchable passes unstored.
-    let test_run_trace =
-        route == Route::Untouchable(Risk::StackTrace) && fmt::find(label).is_some();
+    let test_run_trace = route == Route::Untouchable(Risk::StackTrace)
+        && fmt::runs_tests(label)
+        && fmt::find(label).is_some();
     if matches!(route, Route::Untouchable(_)) && !test_run_trace {
         return Outcome::passthrough(input, Kind::Safe, None);
     }
@@ -142,6 +143,10 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
 
     let (served, kind) = match shape_output(label, &agent_text, &hash, route, store.is_some()) {
         Shaped::Changed(served, kind) => (Some(served), kind),
+        // Unsummarised, a stack trace is untouchable: it goes out as is and is not stored.
+        Shaped::Unchanged if test_run_trace => {
+            return Outcome::passthrough(input, Kind::Safe, None)
+        }
         Shaped::Unchanged => (None, Kind::Fresh),
         Shaped::Untouchable => return Outcome::passthrough(input, Kind::Safe, None),
     };
@@ -151,6 +156,8 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             if gate::NetWinGate::passes(tokens_in, tokens::count(&served) + tokens::count(&header))
             {
                 (served, Some(header), kind)
+            } else if test_run_trace {
+                return Outcome::passthrough(input, Kind::Safe, None);
             } else {
                 (agent_text.into_owned(), None, Kind::Fresh)
             }

@@ -25,30 +25,112 @@ pub fn fold_runs(doc: &Doc) -> Option<Vec<Piece>> {
                 j += 1;
             }
         }
-        let run = j - i;
-        if run >= MIN_RUN {
-            let identical = doc.lines[i..j].iter().all(|l| *l == doc.lines[i]);
-            let last_kept = if identical { j } else { j - 1 };
-            let folded: Vec<usize> = (i + 1..last_kept).collect();
-            let what = if identical { "identical" } else { "similar" };
-            if worth_folding(doc, &folded, what) {
-                pieces.push(Piece::Keep(i));
-                pieces.push(Piece::Fold {
-                    lines: folded,
-                    what: what.to_string(),
-                });
-                if !identical {
-                    pieces.push(Piece::Keep(j - 1));
-                }
-                folded_any = true;
-                i = j;
-                continue;
+        if j - i < MIN_RUN {
+            pieces.extend((i..j).map(Piece::Keep));
+        } else {
+            let run = &doc.lines[i..j];
+            let identical = run.iter().all(|l| *l == run[0]);
+            let mut keep = if identical {
+                vec![false; run.len()]
+            } else {
+                outliers(run)
+            };
+            // The first line shows the shape; for similar lines the last shows the range.
+            keep[0] = true;
+            if !identical {
+                keep[run.len() - 1] = true;
             }
+            folded_any |= emit_run(
+                doc,
+                i,
+                &keep,
+                if identical { "identical" } else { "similar" },
+                &mut pieces,
+            );
         }
-        pieces.extend((i..j).map(Piece::Keep));
         i = j;
     }
     folded_any.then_some(pieces)
+}
+
+/// Kept lines of a run stay; each stretch between them folds if that pays.
+fn emit_run(doc: &Doc, start: usize, keep: &[bool], what: &str, pieces: &mut Vec<Piece>) -> bool {
+    let mut folded = false;
+    let mut k = 0;
+    while k < keep.len() {
+        if keep[k] {
+            pieces.push(Piece::Keep(start + k));
+            k += 1;
+            continue;
+        }
+        let end = (k..keep.len()).find(|&m| keep[m]).unwrap_or(keep.len());
+        let lines: Vec<usize> = (start + k..start + end).collect();
+        if worth_folding(doc, &lines, what) {
+            pieces.push(Piece::Fold {
+                lines,
+                what: what.to_string(),
+            });
+            folded = true;
+        } else {
+            pieces.extend(lines.into_iter().map(Piece::Keep));
+        }
+        k = end;
+    }
+    folded
+}
+
+/// Lines of a same-shape run whose number at some position differs from what most lines
+/// agree on — `status=404` among `status=200`, `exit 1` among `exit 0`: the anomalies an agent
+/// looks for. Positions where values vary freely (timestamps, counters, durations) mark only
+/// their rare values.
+fn outliers(run: &[&str]) -> Vec<bool> {
+    let numbers: Vec<Vec<&str>> = run.iter().map(|l| number_tokens(l)).collect();
+    let width = numbers.iter().map(Vec::len).min().unwrap_or(0);
+    let mut keep = vec![false; run.len()];
+    for p in 0..width {
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for line in &numbers {
+            *counts.entry(line[p]).or_default() += 1;
+        }
+        let most = counts.values().copied().max().unwrap_or(0);
+        if most * 2 <= run.len() {
+            continue;
+        }
+        // A field with few values (a status, an exit code) keeps every line off its usual
+        // value; a freer field keeps only its rare values.
+        let categorical = counts.len() <= (run.len() / 8).max(3);
+        for (n, line) in numbers.iter().enumerate() {
+            let count = counts[line[p]];
+            if (categorical && count < most) || count * 5 <= run.len() {
+                keep[n] = true;
+            }
+        }
+    }
+    keep
+}
+
+/// The digit runs and long hex runs of a line: the parts `shape` masks.
+fn number_tokens(line: &str) -> Vec<&str> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_hexdigit() {
+            let start = i;
+            let mut has_digit = false;
+            while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
+                has_digit |= bytes[i].is_ascii_digit();
+                i += 1;
+            }
+            let token = &line[start..i];
+            if token.bytes().all(|b| b.is_ascii_digit()) || (has_digit && token.len() >= 7) {
+                out.push(token);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// A fold pays only when the lines it hides cost more than its marker.
@@ -137,5 +219,24 @@ mod tests {
         assert!(out.contains("[… 28 similar lines · sqz expand h:L2-29]"));
         assert!(out.contains("[29] heartbeat"));
         assert_eq!(out.matches("error: disk full").count(), 6);
+    }
+
+    #[test]
+    fn rare_values_in_a_run_stay_visible() {
+        let mut text = String::new();
+        for n in 0..40 {
+            let status = if n == 17 { 404 } else { 200 };
+            text.push_str(&format!(
+                "10:00:{n:02} method=GET path=/orders/{n} status={status} took={}ms\n",
+                n % 7
+            ));
+        }
+        let doc = Doc::new("docker logs api", &text);
+        let out = render(&doc, &fold_runs(&doc).unwrap(), "h");
+        assert!(out.contains("path=/orders/17 status=404"), "{out}");
+        assert!(
+            out.contains("[… 16 similar lines · sqz expand h:L2-17]"),
+            "{out}"
+        );
     }
 }

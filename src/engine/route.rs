@@ -167,10 +167,19 @@ pub fn is_credential_line(t: &str) -> bool {
             value,
             "null" | "none" | "None" | "{" | "[" | "true" | "false"
         )
+        || is_version(value)
     {
         return false;
     }
     secret_key_name(key) || url_with_password(value)
+}
+
+/// `1.2.1`, `^4.17.21`, `~0.3`: a dependency version in a manifest, not a secret.
+fn is_version(value: &str) -> bool {
+    let v = value.trim_start_matches(['^', '~', '=', '>', '<', 'v']);
+    v.contains('.')
+        && v.split('.')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn secret_key_name(key: &str) -> bool {
@@ -268,27 +277,57 @@ fn is_sql_ddl(t: &str) -> bool {
         && words.next().is_some()
 }
 
-/// Output that mentions a risky marker without being one: it may be compressed losslessly but
-/// is never written to the store.
+/// Output that mentions a risky marker without being one — a secret assigned inside a longer
+/// line (a grep hit, a log line), a PEM header or DDL mid-line, a traceback header without
+/// frames: it may be compressed losslessly but is never written to the store.
 fn mentions_risk(text: &str) -> bool {
-    const MARKERS: [&str; 12] = [
-        "-----begin",
-        "password",
-        "passwd",
-        "secret",
-        "private_key",
-        "api_key",
-        "apikey",
-        "access_token",
-        "traceback (most recent call last)",
-        "stack backtrace",
-        "create table",
-        "alter table",
-    ];
-    let lower = text.to_ascii_lowercase();
-    MARKERS
-        .iter()
-        .any(|m| memchr::memmem::find(lower.as_bytes(), m.as_bytes()).is_some())
+    text.lines().any(|line| {
+        line.contains("-----BEGIN ")
+            || line.contains("Traceback (most recent call last)")
+            || url_with_password(line)
+            || contains_ignore_case(line, "create table ")
+            || contains_ignore_case(line, "alter table ")
+            || inline_secret(line)
+    })
+}
+
+fn contains_ignore_case(line: &str, needle: &str) -> bool {
+    line.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// `…API_KEY=abc123def…` or `… "token": "eyJhbGciOi…"` inside a line: a secret-named key
+/// right before `=` or `:`, followed by a value that looks like a secret rather than a type,
+/// a number or a version.
+fn inline_secret(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    for (at, _) in line.match_indices(['=', ':']) {
+        let key_start = line[..at]
+            .trim_end_matches(['"', '\'', ' '])
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let key = line[key_start..at].trim_end_matches(['"', '\'', ' ']);
+        if key.is_empty() || !secret_key_name(key) {
+            continue;
+        }
+        let value: String = line[at + 1..]
+            .trim_start_matches([' ', '"', '\''])
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ',' | ';' | ')'))
+            .collect();
+        let first = value.bytes().next().unwrap_or(b' ');
+        if value.len() >= 6
+            && first.is_ascii_alphanumeric()
+            && !is_version(&value)
+            && bytes.get(at + 1) != Some(&b':')
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// `cat FILE`, `head FILE`, `bat FILE` … reading a file the agent may edit next.
@@ -449,6 +488,29 @@ mod tests {
         );
         assert_eq!(
             route("grep", "docs/a.md:3: never commit your password\n"),
+            Route::Normal
+        );
+        assert_eq!(
+            route("grep", "src/cfg.py:3: API_KEY = \"sk_live_abcdef123\"\n"),
+            Route::NoStore
+        );
+        assert_eq!(
+            route(
+                "cargo build",
+                "15 | pub fn verify(secret: &str) -> bool {\n"
+            ),
+            Route::Normal
+        );
+        assert_eq!(
+            route("npm view", "    \"pbkdf2-password\": \"1.2.1\",\n"),
+            Route::Normal
+        );
+        assert_eq!(
+            route("log", "connecting to postgres://app:hunter22@db/app\n"),
+            Route::Untouchable(Risk::Credential)
+        );
+        assert_eq!(
+            route("log", "saw -----BEGIN CERTIFICATE----- in the bundle\n"),
             Route::NoStore
         );
     }

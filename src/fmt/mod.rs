@@ -6,6 +6,8 @@ use crate::engine::doc::{Doc, Piece};
 
 mod cargo;
 mod git_status;
+mod go_test;
+mod js_test;
 
 pub struct Formatter {
     pub name: &'static str,
@@ -24,12 +26,42 @@ const ALL: &[Formatter] = &[
         matches: git_status::matches,
         format: git_status::format,
     },
+    Formatter {
+        name: "go test",
+        matches: go_test::matches,
+        format: go_test::format,
+    },
+    Formatter {
+        name: "jest/vitest",
+        matches: js_test::matches,
+        format: js_test::format,
+    },
 ];
 
 /// The formatter that claims this command label, if any.
 pub fn find(label: &str) -> Option<&'static Formatter> {
     let label = Label::parse(label);
     ALL.iter().find(|f| (f.matches)(&label))
+}
+
+/// Whether the label runs a test suite: its output may hold stack traces that a formatter
+/// keeps whole while it folds the passing tests around them.
+pub fn runs_tests(label: &str) -> bool {
+    let l = Label::parse(label);
+    let sub = l.subcommand();
+    let has = |word: &str| l.args.iter().any(|a| a.contains(word));
+    match l.program {
+        "cargo" => matches!(sub, Some("test" | "t" | "nextest")),
+        "pytest" | "py.test" | "jest" | "vitest" | "mocha" | "ctest" | "rspec" | "phpunit" => true,
+        "python" | "python3" => l.args.windows(2).any(|w| w[0] == "-m" && w[1] == "pytest"),
+        "go" | "dotnet" => sub == Some("test"),
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            matches!(sub, Some("test" | "t")) || (sub == Some("run") && has("test"))
+        }
+        "npx" | "bunx" | "pnpx" => matches!(sub, Some("jest" | "vitest" | "mocha")),
+        "mvn" | "gradle" | "gradlew" | "make" => has("test") || has("check"),
+        _ => false,
+    }
 }
 
 /// A command label split into the program (basename) and its arguments, with leading
@@ -120,5 +152,9 @@ mod tests {
         assert!(find("git status").is_some());
         assert!(find("git -C repo status --short").is_some());
         assert!(find("echo hi").is_none());
+        assert!(runs_tests("cargo test --lib"));
+        assert!(runs_tests("npx jest src"));
+        assert!(runs_tests("python -m pytest -x"));
+        assert!(!runs_tests("cargo run"));
     }
 }
