@@ -27,6 +27,7 @@ impl Arbitrary for Output {
             "{\"id\": {}, \"name\": \"item\"}",
             "password: {}",
             "  at Object.<anonymous> (app.js:{}:5)",
+            "src/main.c: In function ‘main’: token:é{}",
         ];
         let mut out = Vec::new();
         let lines = usize::arbitrary(g) % 80;

@@ -85,6 +85,38 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
     out
 }
 
+/// Takes the `protected` lines out of every fold and shows them verbatim in place; what is left
+/// of a fold stays folded where it is still at least two lines.
+pub fn unfold(pieces: Vec<Piece>, protected: impl Fn(usize) -> bool) -> Vec<Piece> {
+    let mut out = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        let Piece::Fold { lines, what } = piece else {
+            out.push(piece);
+            continue;
+        };
+        let mut rest: Vec<usize> = Vec::new();
+        let flush = |rest: &mut Vec<usize>, out: &mut Vec<Piece>| match rest.len() {
+            0 => {}
+            1 => out.push(Piece::Keep(rest[0])),
+            _ => out.push(Piece::Fold {
+                lines: std::mem::take(rest),
+                what: what.clone(),
+            }),
+        };
+        for n in lines {
+            if protected(n) {
+                flush(&mut rest, &mut out);
+                rest.clear();
+                out.push(Piece::Keep(n));
+            } else {
+                rest.push(n);
+            }
+        }
+        flush(&mut rest, &mut out);
+    }
+    out
+}
+
 /// Every input line that a stage must not lose is either kept or rewritten without loss.
 pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count: usize) -> bool {
     let mut shown = vec![false; line_count];
@@ -111,6 +143,22 @@ mod tests {
         assert_eq!(
             marker("abc", &[2, 4], "passing test"),
             "[… 2 passing test lines · sqz expand abc]"
+        );
+    }
+
+    #[test]
+    fn unfold_shows_protected_lines_in_place() {
+        let pieces = vec![Piece::Keep(0), Piece::fold_range(1, 6, "x")];
+        let out = unfold(pieces, |n| n == 3 || n == 6);
+        assert_eq!(
+            out,
+            vec![
+                Piece::Keep(0),
+                Piece::fold_range(1, 2, "x"),
+                Piece::Keep(3),
+                Piece::fold_range(4, 5, "x"),
+                Piece::Keep(6)
+            ]
         );
     }
 

@@ -267,18 +267,17 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         };
     }
     let doc = Doc::new(label, agent_text);
-    let mut must_keep: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
-    if trace {
-        for (keep, in_trace) in must_keep
-            .iter_mut()
-            .zip(route::trace_paragraphs(&doc.lines))
-        {
-            *keep |= in_trace;
-        }
-    }
+    let facts: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    // A stack trace inside a test run is kept whole, paragraph by paragraph.
+    let in_trace = if trace {
+        route::trace_paragraphs(&doc.lines)
+    } else {
+        vec![false; doc.lines.len()]
+    };
     let formatted = fmt::find(label)
         .and_then(|f| (f.format)(&doc))
-        .filter(|pieces| doc::keeps_all(pieces, |n| must_keep[n], doc.lines.len()));
+        .map(|pieces| doc::unfold(pieces, |n| in_trace[n]))
+        .filter(|pieces| doc::keeps_all(pieces, |n| facts[n], doc.lines.len()));
     let (pieces, kind) = match (formatted, trace) {
         (Some(pieces), _) => (pieces, Kind::Formatter),
         (None, true) => return Shaped::Untouchable,

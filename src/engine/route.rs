@@ -131,7 +131,7 @@ pub fn trace_paragraphs(lines: &[&str]) -> Vec<bool> {
     let mut marks = vec![false; lines.len()];
     let mut start = 0;
     for end in 0..=lines.len() {
-        if end == lines.len() || lines[end].trim().is_empty() {
+        if end == lines.len() || is_paragraph_break(lines[end]) {
             let paragraph = &lines[start..end];
             if paragraph
                 .iter()
@@ -143,6 +143,12 @@ pub fn trace_paragraphs(lines: &[&str]) -> Vec<bool> {
         }
     }
     marks
+}
+
+/// A blank line, or one that is blank after a log-level tag (maven's `[INFO] `).
+fn is_paragraph_break(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || matches!(t, "[INFO]" | "[WARNING]" | "[ERROR]" | "[DEBUG]")
 }
 
 /// `KEY=value`, `KEY: value`, `export KEY=value` or `"key": "value"` where the key names a

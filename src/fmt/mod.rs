@@ -8,6 +8,7 @@ mod cargo;
 mod git_status;
 mod go_test;
 mod js_test;
+mod maven;
 
 pub struct Formatter {
     pub name: &'static str,
@@ -35,6 +36,11 @@ const ALL: &[Formatter] = &[
         name: "jest/vitest",
         matches: js_test::matches,
         format: js_test::format,
+    },
+    Formatter {
+        name: "maven",
+        matches: maven::matches,
+        format: maven::format,
     },
 ];
 

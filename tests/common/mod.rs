@@ -189,6 +189,9 @@ impl Verdict {
         if !self.nocache && self.tokens_in > 40 && !self.second_is_ref {
             p.push("second run was not a §ref".into());
         }
+        if self.tokens_out > self.tokens_in {
+            p.push(format!("worse than the input: {} → {} tokens", self.tokens_in, self.tokens_out));
+        }
         if !self.code_ok {
             p.push("exit status not preserved".into());
         }

@@ -13,6 +13,7 @@ struct Sample {
 }
 
 /// Spawns `cmd` with `stdin`, waits with `wait4` to read its peak memory.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std's wait cannot replace
 fn run_once(cmd: &mut Command, stdin: &[u8]) -> Sample {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
