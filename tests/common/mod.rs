@@ -190,7 +190,10 @@ impl Verdict {
             p.push("second run was not a §ref".into());
         }
         if self.tokens_out > self.tokens_in {
-            p.push(format!("worse than the input: {} → {} tokens", self.tokens_in, self.tokens_out));
+            p.push(format!(
+                "worse than the input: {} → {} tokens",
+                self.tokens_in, self.tokens_out
+            ));
         }
         if !self.code_ok {
             p.push("exit status not preserved".into());
