@@ -404,7 +404,9 @@ fn plan(v: &Value, tables: &mut Tables) -> (usize, usize) {
                 let (c, a) = plan(value, tables);
                 let key = quoted_len(key) + 1;
                 compact += key + c;
-                agent += key + a;
+                // The agent form writes `"key": value`, as pretty printers do, so a fact
+                // quoted from pretty-printed output still matches.
+                agent += key + 1 + a;
             }
             (compact, agent)
         }
@@ -440,7 +442,7 @@ fn write_agent(out: &mut String, v: &Value, tables: &Tables) {
                     out.push(',');
                 }
                 write_string(out, key);
-                out.push(':');
+                out.push_str(": ");
                 write_agent(out, value, tables);
             }
             out.push('}');
@@ -1119,12 +1121,12 @@ mod tests {
         let agent = compact_for_agent(text).unwrap();
         assert_eq!(
             agent,
-            "{\"kind\":\"List\",\"items\":\n\
+            "{\"kind\": \"List\",\"items\": \n\
              [table 3 rows: id,name,tags]\n\
              1,\"alice\",[\"a\",\"b\"]\n\
              2,\"bob, jr.\\nthe second\",null\n\
              3.50,\"carol\",[]\n\
-             ,\"total\":3}"
+             ,\"total\": 3}"
         );
         assert_decodes_to(&agent, text);
     }
@@ -1168,7 +1170,7 @@ mod tests {
         assert_eq!(
             agent,
             format!(
-                "{{\"one\":{{\"pod\":\"web\",\"containers\":\n[table 3 rows: n,r]\n\"a\",0\n\"b\",1\n\"c\",2\n}},\"two\":\n\
+                "{{\"one\": {{\"pod\": \"web\",\"containers\": \n[table 3 rows: n,r]\n\"a\",0\n\"b\",1\n\"c\",2\n}},\"two\": \n\
                  [table 3 rows: pod,containers]\n{cells}\n{cells}\n{cells}\n}}"
             )
         );
@@ -1190,7 +1192,7 @@ mod tests {
                 .count(),
             3
         );
-        assert!(agent.starts_with("[{\"kind\":\"Pod\",\"status\":{\"conditions\":\n[table 4"));
+        assert!(agent.starts_with("[{\"kind\": \"Pod\",\"status\": {\"conditions\": \n[table 4"));
         assert!(!agent.contains("[table 3 rows"));
         assert_decodes_to(&agent, &text);
     }
@@ -1216,10 +1218,13 @@ mod tests {
                         "empty": [{}, {}, {}] }"#;
         assert_eq!(
             compact_for_agent(text).unwrap(),
-            r#"{"two":[{"id":1},{"id":2}],"order":[{"a":1,"b":2},{"b":2,"a":1},{"a":1,"b":2}],"mixed":[{"a":1},{"a":2},3],"empty":[{},{},{}]}"#
+            r#"{"two": [{"id": 1},{"id": 2}],"order": [{"a": 1,"b": 2},{"b": 2,"a": 1},{"a": 1,"b": 2}],"mixed": [{"a": 1},{"a": 2},3],"empty": [{},{},{}]}"#
         );
-        // One-letter keys on three rows: a table would not be shorter.
-        assert_eq!(compact_for_agent(r#"[{"a":1},{"a":2},{"a":3}] "#), None);
+        // Three rows of one one-letter key: the table is only just shorter than `{"a": 1}`s.
+        assert_eq!(
+            compact_for_agent(r#"[{"a":1},{"a":2},{"a":3}] "#).as_deref(),
+            Some("[table 3 rows: a]\n1\n2\n3")
+        );
     }
 
     #[test]
@@ -1239,7 +1244,10 @@ mod tests {
     #[test]
     fn minified_output_is_exactly_the_compact_json() {
         let text = "{\n    \"a\": [\n        1,\n        2\n    ],\n    \"b\": null\n}";
-        assert_eq!(compact_for_agent(text).unwrap(), r#"{"a":[1,2],"b":null}"#);
+        assert_eq!(
+            compact_for_agent(text).unwrap(),
+            r#"{"a": [1,2],"b": null}"#
+        );
     }
 
     #[test]

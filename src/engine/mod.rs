@@ -150,26 +150,35 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         Shaped::Unchanged => (None, Kind::Fresh),
         Shaped::Untouchable => return Outcome::passthrough(input, Kind::Safe, None),
     };
-    let (stdout, header, kind) = match served {
+    // Sent as the agent would have seen it: colour stripped when that is recoverable.
+    let unchanged_tokens = match &agent_text {
+        std::borrow::Cow::Borrowed(_) => tokens_in,
+        std::borrow::Cow::Owned(stripped) => tokens::count(stripped),
+    };
+    let (stdout, header, kind, tokens_out) = match served {
         Some(served) => {
-            let header = header_line(&served, tokens_in, store.is_some().then_some(hash.as_str()));
-            if gate::NetWinGate::passes(tokens_in, tokens::count(&served) + tokens::count(&header))
-            {
-                (served, Some(header), kind)
+            let served_tokens = tokens::count(&served);
+            let header = header_line(
+                served_tokens,
+                tokens_in,
+                store.is_some().then_some(hash.as_str()),
+            );
+            let total = served_tokens + tokens::count(&header);
+            if gate::NetWinGate::passes(tokens_in, total) {
+                (served, Some(header), kind, total)
             } else if test_run_trace {
                 return Outcome::passthrough(input, Kind::Safe, None);
             } else {
-                (agent_text.into_owned(), None, Kind::Fresh)
+                (agent_text.into_owned(), None, Kind::Fresh, unchanged_tokens)
             }
         }
-        None => (agent_text.into_owned(), None, Kind::Fresh),
+        None => (agent_text.into_owned(), None, Kind::Fresh, unchanged_tokens),
     };
     let kind = if store.is_none() && kind == Kind::Fresh {
         Kind::Passthrough
     } else {
         kind
     };
-    let tokens_out = tokens::count(&stdout) + header.as_deref().map_or(0, tokens::count);
     Outcome {
         stdout: stdout.into_bytes(),
         header,
@@ -294,8 +303,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
 }
 
 /// `[sqz] OUT/IN tokens (-P%) · sqz expand HASH`; without a hash when nothing was stored.
-fn header_line(served: &str, tokens_in: usize, hash: Option<&str>) -> String {
-    let out = tokens::count(served);
+fn header_line(out: usize, tokens_in: usize, hash: Option<&str>) -> String {
     let saved = tokens_in.saturating_sub(out);
     let pct = (saved * 100).checked_div(tokens_in).unwrap_or(0);
     match hash {

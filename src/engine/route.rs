@@ -189,6 +189,17 @@ fn is_version(value: &str) -> bool {
 }
 
 fn secret_key_name(key: &str) -> bool {
+    // Nearly every key names nothing secret: rule those out before splitting into words.
+    const STEMS: [&[u8]; 6] = [b"pass", b"secret", b"token", b"key", b"cred", b"pwd"];
+    let bytes = key.as_bytes();
+    let has_stem = STEMS.iter().any(|stem| {
+        bytes
+            .windows(stem.len())
+            .any(|w| w.eq_ignore_ascii_case(stem))
+    });
+    if !has_stem {
+        return false;
+    }
     // Split on separators and camelCase humps, compare upper-cased words.
     let mut words: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -287,14 +298,22 @@ fn is_sql_ddl(t: &str) -> bool {
 /// line (a grep hit, a log line), a PEM header or DDL mid-line, a traceback header without
 /// frames: it may be compressed losslessly but is never written to the store.
 fn mentions_risk(text: &str) -> bool {
-    text.lines().any(|line| {
-        line.contains("-----BEGIN ")
-            || line.contains("Traceback (most recent call last)")
-            || url_with_password(line)
-            || contains_ignore_case(line, "create table ")
-            || contains_ignore_case(line, "alter table ")
-            || inline_secret(line)
-    })
+    let bytes = text.as_bytes();
+    let has = |needle: &str| memchr::memmem::find(bytes, needle.as_bytes()).is_some();
+    if has("-----BEGIN ") || has("Traceback (most recent call last)") {
+        return true;
+    }
+    if has("://") && text.lines().any(url_with_password) {
+        return true;
+    }
+    if (has("TABLE ") || has("table ") || has("Table "))
+        && text.lines().any(|l| {
+            contains_ignore_case(l, "create table ") || contains_ignore_case(l, "alter table ")
+        })
+    {
+        return true;
+    }
+    text.lines().any(inline_secret)
 }
 
 fn contains_ignore_case(line: &str, needle: &str) -> bool {
@@ -370,6 +389,9 @@ pub fn is_diff(text: &str) -> bool {
 /// Content that reads as a program: most non-blank lines end in a bracket or semicolon, open a
 /// block, or start with a declaration keyword.
 pub fn looks_like_source(text: &str) -> bool {
+    if looks_like_json(text) {
+        return false;
+    }
     let mut total = 0usize;
     let mut code = 0usize;
     for line in text.lines().take(2000) {
@@ -383,6 +405,21 @@ pub fn looks_like_source(text: &str) -> bool {
         }
     }
     total >= 5 && code * 5 >= total * 3
+}
+
+/// Pretty-printed JSON also ends its lines in brackets and commas, but it is data: it opens
+/// with `{` or `[` and its next line opens a key, a string, a value or a nested bracket.
+fn looks_like_json(text: &str) -> bool {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let second = lines.next().unwrap_or("");
+    let opens = |l: &str| {
+        l.starts_with(['"', '{', '[', ']', '}']) || l.starts_with(|c: char| c.is_ascii_digit())
+    };
+    (first == "{"
+        || first == "["
+        || (first.starts_with(['{', '[']) && first.len() > 1 && opens(&first[1..])))
+        && (second.is_empty() || opens(second))
 }
 
 fn code_like(t: &str) -> bool {
@@ -530,6 +567,9 @@ mod tests {
         );
         let code = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\nfn other() {\n}\n";
         assert_eq!(route("x", code), Route::Verbatim);
+        let json =
+            "{\n  \"items\": [\n    {\n      \"name\": \"a\",\n      \"n\": 1\n    }\n  ]\n}\n";
+        assert_eq!(route("kubectl get pods -o json", json), Route::Normal);
         assert_eq!(
             route(
                 "x",

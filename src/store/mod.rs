@@ -11,6 +11,7 @@ use std::time::Duration;
 
 /// Served text indexed for `recall` is cut to this many bytes per entry.
 const FTS_CAP_BYTES: usize = 16 * 1024;
+const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
 const BUSY_TIMEOUT: Duration = Duration::from_millis(2500);
 const PRUNE_EVERY_MS: i64 = 3600 * 1000;
 const EVENT_RETENTION_MS: i64 = 90 * 24 * 3600 * 1000;
@@ -138,11 +139,14 @@ impl Store {
             conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
                 .map_err(err)?;
         }
-        conn.execute_batch("PRAGMA synchronous=NORMAL")
-            .map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-1024",
+        )
+        .map_err(err)?;
         // Every sqz process is short-lived and usually the last connection: a checkpoint on
-        // each close would cost fsyncs on every call. The WAL is checkpointed automatically
-        // once it grows past a thousand pages instead.
+        // each close would cost fsyncs on every call. Instead `record` truncates the WAL once
+        // it passes `WAL_TRUNCATE_BYTES`, which also bounds what each new process reads to
+        // rebuild the WAL index (a new process always rebuilds it).
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
@@ -310,7 +314,24 @@ impl Store {
             evict_over_ceiling(&tx, limits.max_bytes).map_err(err)?;
             prune_if_due(&tx, rec.now, limits.retention_ms).map_err(err)?;
         }
-        tx.commit().map_err(err)
+        tx.commit().map_err(err)?;
+        self.truncate_wal_if_large();
+        Ok(())
+    }
+
+    /// Checkpoints and empties the WAL once it has grown past `WAL_TRUNCATE_BYTES`. Best
+    /// effort: when other processes hold it, a later call does it.
+    fn truncate_wal_if_large(&self) {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        let size = std::fs::metadata(PathBuf::from(wal))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if size > WAL_TRUNCATE_BYTES {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
     }
 
     /// Records one event outside a compression call (an expand, a pin).

@@ -5,7 +5,8 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::Command;
 
-pub fn run(root: &Path) -> Result<(), String> {
+/// Builds the static release binary; returns its path and whether it is the musl build.
+pub fn build_static(root: &Path) -> Result<(std::path::PathBuf, bool), String> {
     let musl = "x86_64-unknown-linux-musl";
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])
@@ -16,22 +17,38 @@ pub fn run(root: &Path) -> Result<(), String> {
                 .any(|l| l.trim() == musl)
         })
         .unwrap_or(false);
-    let (target, rustflags) = if installed {
-        (musl, "-C target-feature=+crt-static")
+    let target = if installed {
+        musl
     } else {
-        eprintln!("xtask dist: the {musl} standard library is not installed (rustup target add {musl}); building a static glibc binary instead");
-        ("x86_64-unknown-linux-gnu", "-C target-feature=+crt-static")
+        eprintln!("xtask: the {musl} standard library is not installed (rustup target add {musl}); building a static glibc binary instead");
+        "x86_64-unknown-linux-gnu"
     };
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--bin", "sqz", "--target", target])
-        .env("RUSTFLAGS", rustflags)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--bin",
+            "sqz",
+            "--target",
+            target,
+        ])
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
         .current_dir(root)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
         return Err("release build failed".into());
     }
-    let built = root.join("target").join(target).join("release").join("sqz");
+    Ok((
+        root.join("target").join(target).join("release").join("sqz"),
+        installed,
+    ))
+}
+
+pub fn run(root: &Path) -> Result<(), String> {
+    let musl = "x86_64-unknown-linux-musl";
+    let (built, installed) = build_static(root)?;
     let name = if installed {
         format!("sqz-{musl}")
     } else {
