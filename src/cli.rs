@@ -29,7 +29,7 @@ pub struct Compress {
 /// One subcommand's help: usage line and description.
 pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("compress", "sqz compress [--cmd LABEL] [--no-cache] [--no-abbrev] [TEXT]",
-     "Compress stdin (or TEXT) for an agent. Output goes to stdout, one [sqz] header to stderr.\n  --cmd LABEL   the command that produced the output (picks a formatter)\n  --no-cache    no references, nothing stored; only lossless stages run\n  --no-abbrev   no phrase abbreviation\nA final line __SQZ_EXIT_<code>__ is stripped and becomes sqz's exit status."),
+     "Compress stdin (or TEXT) for an agent. Output goes to stdout, one [sqz] header to stderr.\n  --cmd LABEL   the command that produced the output (picks a formatter)\n  --no-cache    no references, nothing stored; only lossless stages run\n  --no-abbrev   accepted for compatibility; sqz never abbreviates phrases\nA final line __SQZ_EXIT_<code>__ is stripped and becomes sqz's exit status."),
     ("expand", "sqz expand REF",
      "Print the original bytes behind a reference: a unique hash prefix, a whole §ref:…§ token,\nor HASH:La-b for lines a to b. Exit 0 found, 1 none, 2 ambiguous or malformed, 3 store error."),
     ("tokens", "sqz tokens [FILE]", "Print the approximate cl100k token count of FILE or stdin."),

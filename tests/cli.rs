@@ -587,3 +587,38 @@ fn demo_shows_reference_slice_and_exact_expand() {
     assert!(text.contains(":L41-80§"));
     assert!(text.contains("identical to the original: yes"));
 }
+
+#[test]
+fn expand_reports_a_store_error_with_exit_three_and_records_events() {
+    let scratch = Scratch::new("expand3");
+    let blocked = scratch.dir.join("file");
+    std::fs::write(&blocked, b"x").unwrap();
+    let run = sqz(
+        bin(),
+        &blocked.join("sessions.db"),
+        &["expand", "abcd"],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1);
+
+    let log = build_log("events");
+    compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    sqz(
+        bin(),
+        &scratch.db(),
+        &["expand", &hash16(log.as_bytes())],
+        b"",
+        &[],
+    );
+    let (store, _) = sqz::store::Store::open(&scratch.db()).unwrap();
+    let kinds: Vec<String> = store
+        .totals_by_kind()
+        .unwrap()
+        .into_iter()
+        .map(|(kind, ..)| kind)
+        .collect();
+    assert!(kinds.contains(&"expand".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"formatter".to_string()), "{kinds:?}");
+}

@@ -310,8 +310,8 @@ impl Store {
             params![rec.now, rec.label, rec.kind, rec.tokens_in as i64, rec.tokens_out as i64, rec.hash],
         )
         .map_err(err)?;
-        if rec.entry.is_some() {
-            evict_over_ceiling(&tx, limits.max_bytes).map_err(err)?;
+        if let (Some(_), Some(hash)) = (&rec.entry, rec.hash) {
+            evict_over_ceiling(&tx, limits.max_bytes, hash).map_err(err)?;
             prune_if_due(&tx, rec.now, limits.retention_ms).map_err(err)?;
         }
         tx.commit().map_err(err)?;
@@ -539,7 +539,7 @@ fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Deletes least recently served unpinned entries while the pages in use exceed the ceiling.
-fn evict_over_ceiling(conn: &Connection, max_bytes: u64) -> rusqlite::Result<()> {
+fn evict_over_ceiling(conn: &Connection, max_bytes: u64, keep: &str) -> rusqlite::Result<()> {
     loop {
         let used: i64 = conn.query_row(
             "SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count())",
@@ -550,14 +550,15 @@ fn evict_over_ceiling(conn: &Connection, max_bytes: u64) -> rusqlite::Result<()>
         if (used * page) as u64 <= max_bytes {
             return Ok(());
         }
-        let victims = "SELECT rowid FROM entries WHERE pinned = 0 ORDER BY last_served LIMIT 16";
+        // A few at a time, oldest first, never the entry this call just wrote.
+        let victims = "SELECT rowid FROM entries WHERE pinned = 0 AND hash != ?1 ORDER BY last_served LIMIT 4";
         conn.execute(
             &format!("DELETE FROM served_fts WHERE rowid IN ({victims})"),
-            [],
+            [keep],
         )?;
         if conn.execute(
             &format!("DELETE FROM entries WHERE rowid IN ({victims})"),
-            [],
+            [keep],
         )? == 0
         {
             return Ok(());
@@ -596,4 +597,110 @@ fn prune_if_due(conn: &Connection, now: i64, retention_ms: i64) -> rusqlite::Res
         [now.to_string()],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(tag: &str) -> (PathBuf, Store) {
+        let dir = std::env::temp_dir().join(format!("sqz-store-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (store, _) = Store::open(&dir.join("s.db")).expect("open");
+        (dir, store)
+    }
+
+    fn put(store: &mut Store, hash: &str, body: &[u8], now: i64, limits: Limits) {
+        let rec = Record {
+            now,
+            label: "test",
+            kind: "fresh",
+            tokens_in: 1,
+            tokens_out: 1,
+            hash: Some(hash),
+            entry: Some(EntryWrite {
+                original: body,
+                served: body,
+                path_key: None,
+            }),
+            touch: None,
+        };
+        store.record(&rec, limits).expect("record");
+    }
+
+    #[test]
+    fn ceiling_evicts_least_recently_served_unpinned() {
+        let (dir, mut store) = temp("evict");
+        let limits = Limits {
+            max_bytes: 2 << 20,
+            retention_ms: i64::MAX / 2,
+        };
+        let body: Vec<u8> = (0..400_000u32).map(|n| b'a' + (n % 23) as u8).collect();
+        put(&mut store, "00000000000000aa", &body, 1, limits);
+        store.set_pinned("00000000000000aa", true).unwrap();
+        for n in 0..8 {
+            put(
+                &mut store,
+                &format!("{n:016x}"),
+                &body,
+                10 + n as i64,
+                limits,
+            );
+        }
+        assert!(
+            store.original("00000000000000aa").unwrap().is_some(),
+            "pinned entry kept"
+        );
+        assert!(
+            store.original(&format!("{:016x}", 7)).unwrap().is_some(),
+            "newest kept"
+        );
+        assert!(
+            store.original(&format!("{:016x}", 0)).unwrap().is_none(),
+            "oldest evicted"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn retention_prunes_entries_not_served_recently() {
+        let (dir, mut store) = temp("retain");
+        let day = 24 * 3600 * 1000;
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            retention_ms: 2 * day,
+        };
+        put(&mut store, "1111111111111111", b"old output", day, limits);
+        put(
+            &mut store,
+            "2222222222222222",
+            b"recent output",
+            4 * day,
+            limits,
+        );
+        // The next prune is due an hour later: the old entry has not been served for 3 days.
+        put(
+            &mut store,
+            "3333333333333333",
+            b"newest output",
+            4 * day + 2 * PRUNE_EVERY_MS,
+            limits,
+        );
+        assert!(store.original("1111111111111111").unwrap().is_none());
+        assert!(store.original("2222222222222222").unwrap().is_some());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn newer_schema_is_refused_not_damaged() {
+        let (dir, store) = temp("schema");
+        store
+            .conn
+            .pragma_update(None, "user_version", schema::VERSION + 1)
+            .unwrap();
+        drop(store);
+        let err = Store::open(&dir.join("s.db")).err().expect("refused");
+        assert!(err.message.contains("newer"), "{}", err.message);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

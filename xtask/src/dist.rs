@@ -33,7 +33,10 @@ pub fn build_static(root: &Path) -> Result<(std::path::PathBuf, bool), String> {
             "--target",
             target,
         ])
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env(
+            "RUSTFLAGS",
+            "-C target-feature=+crt-static -C relocation-model=static",
+        )
         .current_dir(root)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
