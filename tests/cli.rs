@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{compress, hash16, sqz, with_trailer, Scratch};
+use common::{compress, expand, hash16, sqz, with_trailer, Scratch};
 use std::path::Path;
 use std::process::Command;
 
@@ -87,7 +87,7 @@ fn repeat_becomes_a_reference_that_expands() {
     assert_eq!(second.stdout_text(), format!("§ref:{hash}§\n"));
     let token = format!("§ref:{hash}§");
     for reference in [hash.as_str(), &hash[..6], token.as_str()] {
-        let expand = sqz(bin(), &scratch.db(), &["expand", reference], b"", &[]);
+        let expand = expand(bin(), &scratch.db(), reference);
         assert_eq!(expand.code, 0, "{reference}: {}", expand.stderr);
         assert_eq!(expand.stdout, log.as_bytes());
     }
@@ -127,13 +127,7 @@ fn slice_reference_after_a_full_read_in_real_bash() {
     assert_eq!(ranged, format!("§ref:{hash}:L41-80§\n"));
     let (head, _) = run("head -50 lib.rs", "head -50 lib.rs");
     assert_eq!(head, format!("§ref:{hash}:L1-50§\n"));
-    let expand = sqz(
-        bin(),
-        &scratch.db(),
-        &["expand", &format!("{hash}:L41-80")],
-        b"",
-        &[],
-    );
+    let expand = expand(bin(), &scratch.db(), &format!("{hash}:L41-80"));
     let expected: String = source
         .lines()
         .skip(40)
@@ -160,13 +154,7 @@ fn secrets_are_never_stored() {
         );
         let second = compress(bin(), &scratch.db(), label, text.as_bytes());
         assert_eq!(second.stdout_text(), text, "{label} is never a reference");
-        let expand = sqz(
-            bin(),
-            &scratch.db(),
-            &["expand", &hash16(text.as_bytes())],
-            b"",
-            &[],
-        );
+        let expand = expand(bin(), &scratch.db(), &hash16(text.as_bytes()));
         assert_eq!(expand.code, 1);
     }
     for secret in [
@@ -253,10 +241,7 @@ fn pinned_entries_survive_compaction() {
         sqz(bin(), &scratch.db(), &["forget", &hash], b"", &[]).code,
         0
     );
-    assert_eq!(
-        sqz(bin(), &scratch.db(), &["expand", &hash], b"", &[]).code,
-        1
-    );
+    assert_eq!(expand(bin(), &scratch.db(), &hash).code, 1);
 }
 
 #[test]
@@ -274,7 +259,7 @@ fn corrupt_store_fails_open_and_is_moved_aside() {
         .flatten()
         .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
     assert!(moved);
-    let expand = sqz(bin(), &db, &["expand", &hash16(log.as_bytes())], b"", &[]);
+    let expand = expand(bin(), &db, &hash16(log.as_bytes()));
     assert_eq!(expand.stdout, log.as_bytes(), "the new store works");
 }
 
@@ -416,7 +401,7 @@ fn twenty_concurrent_compressions_share_one_store() {
         let _ = log;
     }
     for log in &logs {
-        let expand = sqz(bin(), &db, &["expand", &hash16(log.as_bytes())], b"", &[]);
+        let expand = expand(bin(), &db, &hash16(log.as_bytes()));
         assert_eq!(expand.stdout, log.as_bytes());
     }
     let (store, _) = sqz::store::Store::open(&db).unwrap();
@@ -458,10 +443,10 @@ fn usage_errors_are_one_line_and_exit_two() {
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
         assert!(run.stderr.starts_with("sqz: "));
     }
-    let malformed = sqz(bin(), &scratch.db(), &["expand", "§ref:not-hex§"], b"", &[]);
+    let malformed = expand(bin(), &scratch.db(), "§ref:not-hex§");
     assert_eq!(malformed.code, 2);
     assert!(malformed.stderr.contains("malformed reference"));
-    let none = sqz(bin(), &scratch.db(), &["expand", "ffffffff"], b"", &[]);
+    let none = expand(bin(), &scratch.db(), "ffffffff");
     assert_eq!(none.code, 1);
 }
 
@@ -478,13 +463,7 @@ fn ambiguous_prefix_exits_two() {
             .or_insert(0) += 1;
     }
     let (digit, _) = first_digits.into_iter().find(|(_, n)| *n > 1).unwrap();
-    let run = sqz(
-        bin(),
-        &scratch.db(),
-        &["expand", &digit.to_string()],
-        b"",
-        &[],
-    );
+    let run = expand(bin(), &scratch.db(), &digit.to_string());
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
@@ -541,14 +520,7 @@ fn no_cache_stores_nothing_and_stays_lossless() {
     );
     assert_eq!(again.stdout_text(), log);
     assert_eq!(
-        sqz(
-            bin(),
-            &scratch.db(),
-            &["expand", &hash16(log.as_bytes())],
-            b"",
-            &[]
-        )
-        .code,
+        expand(bin(), &scratch.db(), &hash16(log.as_bytes())).code,
         1
     );
 }
@@ -562,14 +534,7 @@ fn reset_clears_the_cache() {
     assert_eq!(run.code, 0);
     assert!(run.stdout_text().contains("cleared 1 stored entries"));
     assert_eq!(
-        sqz(
-            bin(),
-            &scratch.db(),
-            &["expand", &hash16(log.as_bytes())],
-            b"",
-            &[]
-        )
-        .code,
+        expand(bin(), &scratch.db(), &hash16(log.as_bytes())).code,
         1
     );
     assert_eq!(
@@ -593,25 +558,13 @@ fn expand_reports_a_store_error_with_exit_three_and_records_events() {
     let scratch = Scratch::new("expand3");
     let blocked = scratch.dir.join("file");
     std::fs::write(&blocked, b"x").unwrap();
-    let run = sqz(
-        bin(),
-        &blocked.join("sessions.db"),
-        &["expand", "abcd"],
-        b"",
-        &[],
-    );
+    let run = expand(bin(), &blocked.join("sessions.db"), "abcd");
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1);
 
     let log = build_log("events");
     compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
-    sqz(
-        bin(),
-        &scratch.db(),
-        &["expand", &hash16(log.as_bytes())],
-        b"",
-        &[],
-    );
+    expand(bin(), &scratch.db(), &hash16(log.as_bytes()));
     let (store, _) = sqz::store::Store::open(&scratch.db()).unwrap();
     let kinds: Vec<String> = store
         .totals_by_kind()

@@ -94,6 +94,11 @@ pub fn compress(bin: &Path, db: &Path, label: &str, output: &[u8]) -> Run {
     )
 }
 
+/// `sqz expand REFERENCE` against the store at `db`.
+pub fn expand(bin: &Path, db: &Path, reference: &str) -> Run {
+    sqz(bin, db, &["expand", reference], b"", &[])
+}
+
 /// The 16-hex hash sqz gives an original.
 pub fn hash16(bytes: &[u8]) -> String {
     sqz::text::hash16(bytes)
@@ -223,7 +228,7 @@ pub fn evaluate(bin: &Path, fixture: &Fixture) -> Verdict {
         .cloned()
         .collect();
     let hash = hash16(&fixture.input);
-    let expand = sqz(bin, &db, &["expand", &hash], b"", &[]);
+    let expand = expand(bin, &db, &hash);
     let stored = expand.code == 0 || store_contains(&db, &fixture.input);
     let expand_ok = expand.code == 0 && expand.stdout == fixture.input;
     let second = sqz(
