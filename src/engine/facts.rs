@@ -11,6 +11,14 @@ pub fn is_fact(line: &str) -> bool {
     has_keyword(t) || has_location(t) || is_summary_count(t)
 }
 
+/// The narrower floor for listings (search results, file and process lists): a line that
+/// reports an error, failure, warning or the like. Locations and counts in a listing are data,
+/// which a listing formatter may fold under a marker.
+pub fn reports_failure(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && has_keyword(t)
+}
+
 fn has_keyword(t: &str) -> bool {
     const WORDS: [&str; 30] = [
         "error",

@@ -283,19 +283,38 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     } else {
         vec![false; doc.lines.len()]
     };
-    let formatted = fmt::find(label)
-        .and_then(|f| (f.format)(&doc))
-        .map(|pieces| doc::unfold(pieces, |n| in_trace[n]))
-        .filter(|pieces| doc::keeps_all(pieces, |n| facts[n], doc.lines.len()));
-    let (pieces, kind) = match (formatted, trace) {
-        (Some(pieces), _) => (pieces, Kind::Formatter),
-        (None, true) => return Shaped::Untouchable,
-        (None, false) => match pipeline::fold_runs(&doc) {
-            Some(pieces) => (pieces, Kind::Generic),
-            None => return Shaped::Unchanged,
-        },
+    let formatted = fmt::find(label).and_then(|f| {
+        let pieces = doc::unfold((f.format)(&doc)?, |n| in_trace[n]);
+        let floor = |n: usize| {
+            if f.listing {
+                facts::reports_failure(doc.lines[n])
+            } else {
+                facts[n]
+            }
+        };
+        doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
+    });
+    let generic = if trace {
+        None
+    } else {
+        pipeline::fold_runs(&doc, &facts)
     };
-    let served = doc::render(&doc, &pieces, hash);
+    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, hash);
+    let (served, kind) = match (formatted, generic) {
+        (Some(by_formatter), Some(by_generic)) => {
+            let (by_formatter, by_generic) = (render(&by_formatter), render(&by_generic));
+            // A formatter that saves less than the generic pipeline gives way to it.
+            if tokens::count(&by_generic) < tokens::count(&by_formatter) {
+                (by_generic, Kind::Generic)
+            } else {
+                (by_formatter, Kind::Formatter)
+            }
+        }
+        (Some(pieces), None) => (render(&pieces), Kind::Formatter),
+        (None, Some(pieces)) => (render(&pieces), Kind::Generic),
+        (None, None) if trace => return Shaped::Untouchable,
+        (None, None) => return Shaped::Unchanged,
+    };
     if served == agent_text {
         return Shaped::Unchanged;
     }

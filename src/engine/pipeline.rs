@@ -5,16 +5,15 @@
 //! one token on a run of spaces whatever its length.
 
 use super::doc::{Doc, Piece};
-use super::facts::is_fact;
 use crate::tokens;
 
 /// Runs shorter than this stay as they are.
 const MIN_RUN: usize = 3;
 
-/// Lossy folding of repeated lines. Returns `None` when nothing would fold.
-pub fn fold_runs(doc: &Doc) -> Option<Vec<Piece>> {
+/// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
+/// nothing would fold.
+pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
     let shapes: Vec<String> = doc.lines.iter().map(|l| shape(l)).collect();
-    let facts: Vec<bool> = doc.lines.iter().map(|l| is_fact(l)).collect();
     let mut pieces = Vec::with_capacity(doc.lines.len());
     let mut folded_any = false;
     let mut i = 0;
@@ -189,6 +188,11 @@ fn utf8_len(first: u8) -> usize {
 mod tests {
     use super::*;
     use crate::engine::doc::render;
+    use crate::engine::facts::is_fact;
+
+    fn facts_of(doc: &Doc) -> Vec<bool> {
+        doc.lines.iter().map(|l| is_fact(l)).collect()
+    }
 
     #[test]
     fn shapes_mask_numbers_and_ids() {
@@ -213,7 +217,7 @@ mod tests {
             text.push_str("error: disk full\n");
         }
         let doc = Doc::new("x", &text);
-        let pieces = fold_runs(&doc).expect("folds");
+        let pieces = fold_runs(&doc, &facts_of(&doc)).expect("folds");
         let out = render(&doc, &pieces, "h");
         assert!(out.starts_with("[0] heartbeat"));
         assert!(out.contains("[… 28 similar lines · sqz expand h:L2-29]"));
@@ -232,7 +236,7 @@ mod tests {
             ));
         }
         let doc = Doc::new("docker logs api", &text);
-        let out = render(&doc, &fold_runs(&doc).unwrap(), "h");
+        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc)).unwrap(), "h");
         assert!(out.contains("path=/orders/17 status=404"), "{out}");
         assert!(
             out.contains("[… 16 similar lines · sqz expand h:L2-17]"),

@@ -12,6 +12,10 @@ mod maven;
 
 pub struct Formatter {
     pub name: &'static str,
+    /// Listings (search results, file and process lists) are data: their locations and counts
+    /// may fold under a marker. Only lines that report a failure must stay. Every other
+    /// formatter must keep every fact line (`engine::facts::is_fact`).
+    pub listing: bool,
     pub matches: fn(&Label) -> bool,
     pub format: fn(&Doc) -> Option<Vec<Piece>>,
 }
@@ -19,26 +23,31 @@ pub struct Formatter {
 const ALL: &[Formatter] = &[
     Formatter {
         name: "cargo",
+        listing: false,
         matches: cargo::matches,
         format: cargo::format,
     },
     Formatter {
         name: "git status",
+        listing: false,
         matches: git_status::matches,
         format: git_status::format,
     },
     Formatter {
         name: "go test",
+        listing: false,
         matches: go_test::matches,
         format: go_test::format,
     },
     Formatter {
         name: "jest/vitest",
+        listing: false,
         matches: js_test::matches,
         format: js_test::format,
     },
     Formatter {
         name: "maven",
+        listing: false,
         matches: maven::matches,
         format: maven::format,
     },
