@@ -7,6 +7,10 @@ use sha2::{Digest, Sha256};
 pub const HASH_LEN: usize = 16;
 
 /// The first 16 lowercase hex digits of the SHA-256 of `bytes`.
+///
+/// ```
+/// assert_eq!(sqz::text::hash16(b"abc"), "ba7816bf8f01cfea");
+/// ```
 pub fn hash16(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(HASH_LEN);
@@ -18,6 +22,10 @@ pub fn hash16(bytes: &[u8]) -> String {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+///
+/// ```
+/// assert_eq!(sqz::text::cut_at_char("héllo", 2), "h");
+/// ```
 pub fn cut_at_char(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
