@@ -86,7 +86,7 @@ impl Env {
             cmd_label: text("SQZ_CMD").filter(|v| !v.is_empty()),
             max_db_mb: number("SQZ_MAX_DB_MB", 512).max(1),
             retention_days: number("SQZ_RETENTION_DAYS", 30),
-            max_input_mb: number("SQZ_MAX_INPUT_MB", 16).max(1),
+            max_input_mb: number("SQZ_MAX_INPUT_MB", 32).max(1),
             regret_window_secs: number("SQZ_REGRET_WINDOW_SECS", 120),
             no_color: get("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }

@@ -370,7 +370,7 @@ fn hundred_megabytes_stream_through_in_bounded_memory() {
     let count: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert_eq!(count, data.len() - "\n__SQZ_EXIT_5__\n".len());
     assert_eq!(out.status.code(), Some(5));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("larger than 16 MiB"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("larger than 32 MiB"));
 }
 
 #[test]

@@ -70,7 +70,17 @@ pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
 
 /// Builds the agent-visible text from pieces.
 pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
-    let mut out = String::new();
+    let kept: usize = pieces
+        .iter()
+        .map(|p| {
+            if let Piece::Keep(n) = p {
+                doc.lines[*n].len() + 1
+            } else {
+                64
+            }
+        })
+        .sum();
+    let mut out = String::with_capacity(kept);
     for piece in pieces {
         match piece {
             Piece::Keep(n) => out.push_str(doc.lines[*n]),

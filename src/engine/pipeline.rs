@@ -13,7 +13,8 @@ const MIN_RUN: usize = 3;
 /// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
 /// nothing would fold.
 pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
-    let shapes: Vec<String> = doc.lines.iter().map(|l| shape(l)).collect();
+    // Shapes are compared by a hash, so a huge output costs no second copy of itself.
+    let shapes: Vec<u64> = doc.lines.iter().map(|l| shape_hash(l)).collect();
     let mut pieces = Vec::with_capacity(doc.lines.len());
     let mut folded_any = false;
     let mut i = 0;
@@ -140,6 +141,13 @@ fn worth_folding(doc: &Doc, lines: &[usize], what: &str) -> bool {
     let hidden: usize = lines.iter().map(|&n| tokens::count(doc.lines[n]) + 1).sum();
     let marker = super::doc::marker("0123456789abcdef", lines, what);
     hidden > tokens::count(&marker) + 2
+}
+
+fn shape_hash(line: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    shape(line).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A line with every digit run and long hex run replaced by `#`, so lines that differ only in
