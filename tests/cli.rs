@@ -355,9 +355,9 @@ fn hundred_megabytes_stream_through_in_bounded_memory() {
     let mut data = line.repeat((100 << 20) / line.len() + 1).into_bytes();
     data.extend_from_slice(b"\n__SQZ_EXIT_5__\n");
     std::fs::write(&big, &data).unwrap();
-    // 60 MB of address space is less than the input: holding it whole would abort.
+    // 90 MB of address space is less than the input: holding it whole would abort.
     let script = format!(
-        "ulimit -v 60000; '{}' compress --cmd 'tail -f log' < '{}' | wc -c",
+        "ulimit -v 90000; '{}' compress --cmd 'tail -f log' < '{}' | wc -c",
         bin().display(),
         big.display()
     );
