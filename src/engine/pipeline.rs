@@ -9,6 +9,59 @@ use crate::tokens;
 
 /// Runs shorter than this stay as they are.
 const MIN_RUN: usize = 3;
+/// Progress blocks (mixed progress verbs, as package managers print them) need a few more.
+const MIN_PROGRESS_RUN: usize = 5;
+
+/// First words of the lines installers and build tools print for each step of work done:
+/// `Unpacking foo (1.2) ...`, `Collecting requests`, `Get:3 http://…`, `Compiling serde`.
+const PROGRESS_VERBS: [&str; 40] = [
+    "Adding",
+    "Building",
+    "Checking",
+    "Cloning",
+    "Collecting",
+    "Compiling",
+    "Configuring",
+    "Copying",
+    "Created",
+    "Creating",
+    "Downloaded",
+    "Downloading",
+    "Extracting",
+    "Fetched",
+    "Fetching",
+    "Fresh",
+    "Generating",
+    "Get",
+    "Hit",
+    "Ign",
+    "Installing",
+    "Linking",
+    "Loading",
+    "Locking",
+    "Obtaining",
+    "Packing",
+    "Preparing",
+    "Processing",
+    "Pulling",
+    "Reading",
+    "Receiving",
+    "Removing",
+    "Requirement",
+    "Resolving",
+    "Selecting",
+    "Setting",
+    "Stored",
+    "Unpacking",
+    "Updating",
+    "Using",
+];
+
+/// A line that only reports a step of routine work, by its first word.
+fn is_progress(line: &str) -> bool {
+    let first = line.trim_start().split([' ', ':']).next().unwrap_or("");
+    PROGRESS_VERBS.binary_search(&first).is_ok()
+}
 
 /// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
 /// nothing would fold.
@@ -19,6 +72,17 @@ pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
     let mut folded_any = false;
     let mut i = 0;
     while i < doc.lines.len() {
+        let progress_run = (i..doc.lines.len())
+            .take_while(|&n| !facts[n] && is_progress(doc.lines[n]))
+            .count();
+        if progress_run >= MIN_PROGRESS_RUN {
+            let mut keep = vec![false; progress_run];
+            keep[0] = true;
+            keep[progress_run - 1] = true;
+            folded_any |= emit_run(doc, i, &keep, "progress", &mut pieces);
+            i += progress_run;
+            continue;
+        }
         let mut j = i + 1;
         if !facts[i] && !doc.lines[i].trim().is_empty() {
             while j < doc.lines.len() && !facts[j] && shapes[j] == shapes[i] {
@@ -231,6 +295,20 @@ mod tests {
         assert!(out.contains("[… 28 similar lines · sqz expand h:L2-29]"));
         assert!(out.contains("[29] heartbeat"));
         assert_eq!(out.matches("error: disk full").count(), 6);
+    }
+
+    #[test]
+    fn progress_verbs_are_sorted_for_binary_search() {
+        assert!(PROGRESS_VERBS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn mixed_progress_blocks_fold_but_not_their_neighbours() {
+        let text = "The following NEW packages will be installed:\n  cowsay figlet\nSelecting previously unselected package cowsay.\nPreparing to unpack .../cowsay.deb ...\nUnpacking cowsay (3.03) ...\nSelecting previously unselected package figlet.\nPreparing to unpack .../figlet.deb ...\nUnpacking figlet (2.2.5) ...\nSetting up figlet (2.2.5) ...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
+        let doc = Doc::new("apt-get install cowsay figlet", text);
+        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc)).unwrap(), "h");
+        assert!(out.contains("Selecting previously unselected package cowsay.\n[… 5 progress lines · sqz expand h:L4-8]\nSetting up figlet"), "{out}");
+        assert!(out.contains("E: Sub-process /usr/bin/dpkg returned an error code (1)"));
     }
 
     #[test]
