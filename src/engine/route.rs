@@ -41,7 +41,10 @@ pub fn route(label: &str, text: &str) -> Route {
     if mentions_risk(text) {
         return Route::NoStore;
     }
-    if label_reads_file(label) || is_diff(text) || looks_like_source(text) {
+    // Guessing source code from the content is for output no formatter claims: a test log's
+    // `[ 40%]` or an installer's `(73 kB)` line endings read like code.
+    let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text);
+    if label_reads_file(label) || is_diff(text) || guess_source() {
         return Route::Verbatim;
     }
     Route::Normal
