@@ -4,11 +4,16 @@
 
 use crate::engine::doc::{Doc, Piece};
 
+mod bundler;
 mod cargo;
 mod git_status;
 mod go_test;
+mod js_py_fold;
 mod js_test;
 mod maven;
+mod npm;
+mod pip;
+mod pytest;
 
 pub struct Formatter {
     pub name: &'static str,
@@ -44,6 +49,37 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: js_test::matches,
         format: js_test::format,
+    },
+    // After jest/vitest, which claims `npm test` and `bun test`.
+    Formatter {
+        name: "vite/webpack",
+        listing: false,
+        matches: bundler::matches,
+        format: bundler::format,
+    },
+    Formatter {
+        name: "npm ls",
+        listing: true,
+        matches: npm::matches_ls,
+        format: npm::format_ls,
+    },
+    Formatter {
+        name: "npm install",
+        listing: false,
+        matches: npm::matches,
+        format: npm::format,
+    },
+    Formatter {
+        name: "pytest",
+        listing: false,
+        matches: pytest::matches,
+        format: pytest::format,
+    },
+    Formatter {
+        name: "pip",
+        listing: false,
+        matches: pip::matches,
+        format: pip::format,
     },
     Formatter {
         name: "maven",
