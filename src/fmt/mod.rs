@@ -6,6 +6,8 @@ use crate::engine::doc::{Doc, Piece};
 
 mod bundler;
 mod cargo;
+mod git_log;
+mod git_remote;
 mod git_status;
 mod go_test;
 mod js_py_fold;
@@ -37,6 +39,18 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: git_status::matches,
         format: git_status::format,
+    },
+    Formatter {
+        name: "git log",
+        listing: false,
+        matches: git_log::matches,
+        format: git_log::format,
+    },
+    Formatter {
+        name: "git remote",
+        listing: false,
+        matches: git_remote::matches,
+        format: git_remote::format,
     },
     Formatter {
         name: "go test",
