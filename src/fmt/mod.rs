@@ -8,6 +8,7 @@ mod cargo;
 mod git_status;
 mod go_test;
 mod js_test;
+mod make;
 mod maven;
 
 pub struct Formatter {
@@ -44,6 +45,12 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: js_test::matches,
         format: js_test::format,
+    },
+    Formatter {
+        name: "make",
+        listing: false,
+        matches: make::matches,
+        format: make::format,
     },
     Formatter {
         name: "maven",
