@@ -12,6 +12,7 @@ mod git_status;
 mod go_test;
 mod js_py_fold;
 mod js_test;
+mod make;
 mod maven;
 mod npm;
 mod pip;
@@ -94,6 +95,12 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: pip::matches,
         format: pip::format,
+    },
+    Formatter {
+        name: "make",
+        listing: false,
+        matches: make::matches,
+        format: make::format,
     },
     Formatter {
         name: "maven",
