@@ -5,8 +5,10 @@
 use crate::engine::doc::{Doc, Piece};
 
 mod cargo;
+mod files;
 mod git_status;
 mod go_test;
+mod grep;
 mod js_test;
 mod maven;
 
@@ -50,6 +52,18 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: maven::matches,
         format: maven::format,
+    },
+    Formatter {
+        name: "grep/rg",
+        listing: true,
+        matches: grep::matches,
+        format: grep::format,
+    },
+    Formatter {
+        name: "find/tree",
+        listing: true,
+        matches: files::matches,
+        format: files::format,
     },
 ];
 
