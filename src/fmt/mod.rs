@@ -5,6 +5,7 @@
 use crate::engine::doc::{Doc, Piece};
 
 mod cargo;
+mod docker;
 mod files;
 mod git_status;
 mod go_test;
@@ -64,6 +65,12 @@ const ALL: &[Formatter] = &[
         listing: true,
         matches: files::matches,
         format: files::format,
+    },
+    Formatter {
+        name: "docker build",
+        listing: false,
+        matches: docker::matches,
+        format: docker::format,
     },
 ];
 
