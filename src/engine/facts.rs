@@ -16,44 +16,80 @@ pub fn is_fact(line: &str) -> bool {
 /// which a listing formatter may fold under a marker.
 pub fn reports_failure(line: &str) -> bool {
     let t = line.trim();
-    !t.is_empty() && has_keyword(t)
+    // A bare path (`./node_modules/verror/lib/verror.js`) names a file; it reports nothing.
+    let bare_path = !t.contains(char::is_whitespace) && t.contains('/');
+    !t.is_empty() && !bare_path && has_keyword(t)
 }
 
 fn has_keyword(t: &str) -> bool {
-    const WORDS: [&str; 30] = [
-        "error",
-        "fail",
-        "warn",
-        "panic",
-        "assert",
-        "left:",
-        "right:",
-        "expected",
-        "actual",
-        "exception",
-        "fatal",
-        "denied",
-        "refused",
-        "not found",
-        "cannot",
-        "could not",
-        "couldn't",
-        "unable to",
-        "undefined",
-        "unresolved",
-        "conflict",
-        "abort",
-        "timed out",
-        "timeout",
-        "segmentation",
-        "traceback",
-        "critical",
-        "mismatch",
-        "invalid",
-        "deprecated",
+    // (keyword, whether it must end a word too). Prefix keywords match their inflections:
+    // `errors`, `failed`, `warning`, `panicked`, `assertion`.
+    const WORDS: [(&str, bool); 30] = [
+        ("error", false),
+        ("fail", false),
+        ("warn", false),
+        ("panic", false),
+        ("assert", false),
+        ("left:", false),
+        ("right:", false),
+        ("expected", false),
+        ("actual", true),
+        ("exception", false),
+        ("fatal", false),
+        ("denied", false),
+        ("refused", false),
+        ("not found", false),
+        ("cannot", false),
+        ("could not", false),
+        ("couldn't", false),
+        ("unable to", false),
+        ("undefined", false),
+        ("unresolved", false),
+        ("conflict", false),
+        ("abort", false),
+        ("timed out", false),
+        ("timeout", false),
+        ("segmentation", false),
+        ("traceback", false),
+        ("critical", false),
+        ("mismatch", false),
+        ("invalid", false),
+        ("deprecated", false),
     ];
     let lower = t.to_ascii_lowercase();
-    WORDS.iter().any(|w| lower.contains(w)) || error_code(t)
+    WORDS.iter().any(|&(word, whole)| {
+        lower
+            .match_indices(word)
+            .any(|(at, _)| keyword_counts(t, at, word.len(), whole))
+    }) || error_code(t)
+}
+
+/// A keyword found at byte `at` counts when it starts a word — after a non-letter, or at a
+/// camel hump as in `TypeError` — ends one if `whole`, and does not sit inside a command-line
+/// flag or the key of an assignment (`--error-format=json`, `-Werror`, `CARGO_CFG_PANIC=unwind`),
+/// which report nothing.
+fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
+    let b = t.as_bytes();
+    let starts_word = at == 0
+        || !b[at - 1].is_ascii_alphabetic()
+        || (b[at - 1].is_ascii_lowercase() && b[at].is_ascii_uppercase());
+    let ends_word = !whole || b.get(at + len).is_none_or(|c| !c.is_ascii_alphabetic());
+    if !(starts_word && ends_word) {
+        return false;
+    }
+    let token_start = t[..at]
+        .rfind(|c: char| c.is_whitespace() || c == '`' || c == '\'' || c == '"')
+        .map_or(0, |i| i + 1);
+    let token_end = t[at..]
+        .find(|c: char| c.is_whitespace() || c == '`' || c == '\'' || c == '"')
+        .map_or(t.len(), |i| at + i);
+    let token = &t[token_start..token_end];
+    let flag = token.starts_with('-') && token.len() > 1 && token.as_bytes()[1] != b'-'
+        || token.starts_with("--");
+    // In `KEY=value` only the value reports anything: `level=error` does, `CARGO_CFG_PANIC=x` not.
+    let in_key =
+        token[at - token_start..].contains('=') && !token[..at - token_start].contains('=');
+    !(flag || in_key)
 }
 
 /// Compiler error codes such as `E0308`, `TS2322`, `CS1002`.
@@ -147,7 +183,15 @@ fn is_summary_count(t: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_fact;
+    use super::{is_fact, reports_failure};
+
+    #[test]
+    fn listing_paths_are_not_failure_reports() {
+        assert!(!reports_failure("./node_modules/verror/lib/verror.js"));
+        assert!(!reports_failure("node_modules/assert-plus/"));
+        assert!(reports_failure("grep: ./secret: Permission denied"));
+        assert!(reports_failure("src/a.rs:12:    error!(\"boom\");"));
+    }
 
     #[test]
     fn recognises_facts() {
@@ -160,6 +204,11 @@ mod tests {
             "main.c:12:5: warning: unused variable 'x'",
             "Tests:       2 failed, 48 passed, 50 total",
             "found 3 vulnerabilities",
+            "TypeError: Cannot read properties of undefined",
+            "java.lang.NullPointerException",
+            "E   AssertionError: assert 3 == 4",
+            "npm warn deprecated inflight@1.0.6: This module is not supported",
+            "2026/12/02 14:23:11 level=error path=/orders/13",
         ] {
             assert!(is_fact(line), "{line}");
         }

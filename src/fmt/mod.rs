@@ -6,10 +6,13 @@ use crate::engine::doc::{Doc, Piece};
 
 mod bundler;
 mod cargo;
+mod docker;
+mod files;
 mod git_log;
 mod git_remote;
 mod git_status;
 mod go_test;
+mod grep;
 mod js_py_fold;
 mod js_test;
 mod make;
@@ -107,6 +110,24 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: maven::matches,
         format: maven::format,
+    },
+    Formatter {
+        name: "grep/rg",
+        listing: true,
+        matches: grep::matches,
+        format: grep::format,
+    },
+    Formatter {
+        name: "find/tree",
+        listing: true,
+        matches: files::matches,
+        format: files::format,
+    },
+    Formatter {
+        name: "docker build",
+        listing: false,
+        matches: docker::matches,
+        format: docker::format,
     },
 ];
 
