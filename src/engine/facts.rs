@@ -89,7 +89,13 @@ fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
     // In `KEY=value` only the value reports anything: `level=error` does, `CARGO_CFG_PANIC=x` not.
     let in_key =
         token[at - token_start..].contains('=') && !token[..at - token_start].contains('=');
-    !(flag || in_key)
+    // The value of a long flag (`--cap-lints warn`) configures; it reports nothing.
+    let previous = t[..token_start]
+        .split_whitespace()
+        .next_back()
+        .unwrap_or("");
+    let flag_value = previous.starts_with("--") && previous.len() > 2 && !previous.contains('=');
+    !(flag || in_key || flag_value)
 }
 
 /// Compiler error codes such as `E0308`, `TS2322`, `CS1002`.
