@@ -6,6 +6,15 @@ use sha2::{Digest, Sha256};
 /// Hex digits of a content hash, as used in `§ref:HASH§` (SPEC §5).
 pub const HASH_LEN: usize = 16;
 
+/// Hex digits of the hash shown in headers and omission markers: a prefix that `sqz expand`
+/// resolves, three tokens cheaper than the whole hash on every marker the agent pays for.
+pub const SHOWN_HASH_LEN: usize = 12;
+
+/// The prefix of `hash` that headers and markers show.
+pub fn shown_hash(hash: &str) -> &str {
+    &hash[..hash.len().min(SHOWN_HASH_LEN)]
+}
+
 /// The first 16 lowercase hex digits of the SHA-256 of `bytes`.
 ///
 /// ```

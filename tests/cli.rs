@@ -575,3 +575,44 @@ fn expand_reports_a_store_error_with_exit_three_and_records_events() {
     assert!(kinds.contains(&"expand".to_string()), "{kinds:?}");
     assert!(kinds.contains(&"formatter".to_string()), "{kinds:?}");
 }
+
+#[test]
+fn every_marker_names_the_command_that_restores_its_lines() {
+    let scratch = Scratch::new("markers");
+    let log = build_log("markers");
+    let run = compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
+    let out = run.stdout_text();
+    let marker = out
+        .lines()
+        .find(|l| l.starts_with("[… "))
+        .expect("a marker");
+    // `[… 60 build progress lines · sqz expand HASH:L1-60]`
+    let count: usize = marker["[… ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let command = marker.split("· ").nth(1).unwrap().trim_end_matches(']');
+    let reference = command.strip_prefix("sqz expand ").unwrap();
+    let restored = expand(bin(), &scratch.db(), reference);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    let (first, last) = reference
+        .split_once(":L")
+        .unwrap()
+        .1
+        .split_once('-')
+        .unwrap();
+    let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
+    let expected: String = log
+        .lines()
+        .skip(first - 1)
+        .take(last - first + 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(restored.stdout_text(), expected);
+    assert_eq!(count, last - first + 1);
+    // The header names a prefix that expands to the whole original.
+    let shown = run.stderr.rsplit(' ').next().unwrap().trim();
+    assert_eq!(expand(bin(), &scratch.db(), shown).stdout, log.as_bytes());
+}

@@ -161,7 +161,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             let header = header_line(
                 served_tokens,
                 tokens_in,
-                store.is_some().then_some(hash.as_str()),
+                store.is_some().then_some(text::shown_hash(&hash)),
             );
             let total = served_tokens + tokens::count(&header);
             if gate::NetWinGate::passes(tokens_in, total) {
@@ -299,7 +299,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     } else {
         pipeline::fold_runs(&doc, &facts)
     };
-    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, hash);
+    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, text::shown_hash(hash));
     let (served, kind) = match (formatted, generic) {
         (Some(by_formatter), Some(by_generic)) => {
             let (by_formatter, by_generic) = (render(&by_formatter), render(&by_generic));
