@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{compress, expand, hash16, sqz, with_trailer, Scratch};
+use common::{compress, expand, hash16, huge_find, sqz, with_trailer, Scratch};
 use std::path::Path;
 use std::process::Command;
 
@@ -615,4 +615,35 @@ fn every_marker_names_the_command_that_restores_its_lines() {
     // The header names a prefix that expands to the whole original.
     let shown = run.stderr.rsplit(' ').next().unwrap().trim();
     assert_eq!(expand(bin(), &scratch.db(), shown).stdout, log.as_bytes());
+}
+
+#[test]
+fn a_500k_line_find_is_grouped_not_passed_through() {
+    let scratch = Scratch::new("hugefind");
+    let listing = huge_find();
+    assert!(listing.lines().count() >= 500_000);
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress", "--cmd", "find ."],
+        &with_trailer(listing.as_bytes(), 0),
+        &[],
+    );
+    assert_eq!(run.code, 0);
+    let out = run.stdout_text();
+    for project_file in ["./package.json", "./src/index.js", "./src/server.js"] {
+        assert!(
+            out.lines().any(|l| l == project_file),
+            "{project_file} stays visible"
+        );
+    }
+    assert!(out.len() < listing.len() / 100, "{} bytes out", out.len());
+    assert!(
+        out.contains("sqz expand"),
+        "the bulk is folded with a marker"
+    );
+    assert_eq!(
+        expand(bin(), &scratch.db(), &hash16(listing.as_bytes())).stdout,
+        listing.as_bytes()
+    );
 }

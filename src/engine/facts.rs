@@ -56,25 +56,41 @@ fn has_keyword(t: &str) -> bool {
         ("invalid", false),
         ("deprecated", false),
     ];
-    let lower = t.to_ascii_lowercase();
-    WORDS.iter().any(|&(word, whole)| {
-        lower
-            .match_indices(word)
-            .any(|(at, _)| keyword_counts(t, at, word.len(), whole))
+    let b = t.as_bytes();
+    // One pass over the word starts; at each, only the keywords with that first letter.
+    (0..b.len()).any(|at| {
+        let first = b[at].to_ascii_lowercase();
+        if !first.is_ascii_lowercase() || !word_start(b, at) {
+            return false;
+        }
+        WORDS.iter().any(|&(word, whole)| {
+            let w = word.as_bytes();
+            w[0] == first
+                && b.len() >= at + w.len()
+                && b[at..at + w.len()].eq_ignore_ascii_case(w)
+                && keyword_counts(t, at, w.len(), whole)
+        })
     }) || error_code(t)
 }
 
-/// A keyword found at byte `at` counts when it starts a word — after a non-letter, or at a
-/// camel hump as in `TypeError` — ends one if `whole`, and does not sit inside a command-line
-/// flag or the key of an assignment (`--error-format=json`, `-Werror`, `CARGO_CFG_PANIC=unwind`),
-/// which report nothing.
+/// A word starts at `at` after a non-alphanumeric byte or at a camel hump (`TypeError`), but
+/// not after `-` or `_`, where it is part of a name (`no-panic`, `test_fails_on_empty`).
+fn word_start(b: &[u8], at: usize) -> bool {
+    if at == 0 {
+        return true;
+    }
+    let before = b[at - 1];
+    (!before.is_ascii_alphanumeric() && !matches!(before, b'-' | b'_'))
+        || (before.is_ascii_lowercase() && b[at].is_ascii_uppercase())
+}
+
+/// A keyword found at byte `at`, at a word start, counts when it ends a word too if `whole`,
+/// and does not sit inside a command-line flag or the key of an assignment
+/// (`--error-format=json`, `-Werror`, `CARGO_CFG_PANIC=unwind`), which report nothing.
 fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
     let b = t.as_bytes();
-    let starts_word = at == 0
-        || !b[at - 1].is_ascii_alphabetic()
-        || (b[at - 1].is_ascii_lowercase() && b[at].is_ascii_uppercase());
     let ends_word = !whole || b.get(at + len).is_none_or(|c| !c.is_ascii_alphabetic());
-    if !(starts_word && ends_word) {
+    if !ends_word {
         return false;
     }
     let token_start = t[..at]
@@ -176,13 +192,17 @@ fn is_summary_count(t: &str) -> bool {
         "succeeded",
     ];
     let lower = t.to_ascii_lowercase();
-    let words: Vec<&str> = lower
+    let mut words = lower
         .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.windows(2).any(|w| {
-        w[0].bytes().all(|b| b.is_ascii_digit()) && NOUNS.iter().any(|n| w[1].starts_with(n))
-    }) || lower.starts_with("test result:")
+        .filter(|w| !w.is_empty());
+    let mut previous_is_number = false;
+    let counted = words.any(|word| {
+        let hit = previous_is_number && NOUNS.iter().any(|n| word.starts_with(n));
+        previous_is_number = word.bytes().all(|b| b.is_ascii_digit());
+        hit
+    });
+    counted
+        || lower.starts_with("test result:")
         || lower.starts_with("tests:")
         || lower.starts_with("summary")
 }
@@ -223,6 +243,11 @@ mod tests {
             "test tests::adds ... ok",
             "",
             "Downloading crates ...",
+            "     Running `rustc --crate-name memchr --error-format=json --cap-lints warn -C panic=unwind`",
+            "     Running `rustc --check-cfg 'cfg(feature, values(\"no-panic\"))' CARGO_CFG_PANIC=unwind`",
+            "cc -Wall -Werror -Wno-deprecated -c -o main.o main.c",
+            "test parser::tests::rejects_failing_input ... ok",
+            "  (use \"git restore <archivo>...\" para actualizar lo que será confirmado)",
         ] {
             assert!(!is_fact(line), "{line}");
         }

@@ -294,15 +294,20 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         };
         doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
     });
-    let generic = if trace {
+    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, text::shown_hash(hash));
+    let by_formatter = formatted.map(|pieces| render(&pieces));
+    // A formatter that at least halved the output leaves the generic pipeline nothing to win,
+    // so it is not run (a huge listing would cost a second pass for nothing).
+    let halved = by_formatter
+        .as_ref()
+        .is_some_and(|f| f.len() * 2 <= agent_text.len());
+    let by_generic = if trace || halved {
         None
     } else {
-        pipeline::fold_runs(&doc, &facts)
+        pipeline::fold_runs(&doc, &facts).map(|pieces| render(&pieces))
     };
-    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, text::shown_hash(hash));
-    let (served, kind) = match (formatted, generic) {
+    let (served, kind) = match (by_formatter, by_generic) {
         (Some(by_formatter), Some(by_generic)) => {
-            let (by_formatter, by_generic) = (render(&by_formatter), render(&by_generic));
             // A formatter that saves less than the generic pipeline gives way to it.
             if tokens::count(&by_generic) < tokens::count(&by_formatter) {
                 (by_generic, Kind::Generic)
@@ -310,8 +315,8 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
                 (by_formatter, Kind::Formatter)
             }
         }
-        (Some(pieces), None) => (render(&pieces), Kind::Formatter),
-        (None, Some(pieces)) => (render(&pieces), Kind::Generic),
+        (Some(served), None) => (served, Kind::Formatter),
+        (None, Some(served)) => (served, Kind::Generic),
         (None, None) if trace => return Shaped::Untouchable,
         (None, None) => return Shaped::Unchanged,
     };

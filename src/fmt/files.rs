@@ -6,6 +6,7 @@
 use super::Label;
 use crate::engine::doc::{unfold, Doc, Piece};
 use crate::engine::facts::reports_failure;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 const BULK: [&str; 12] = [
@@ -43,8 +44,8 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
 }
 
 /// `find` prints one path per line; anything else (errors) is not a path.
-fn find_paths(doc: &Doc) -> Option<Vec<Option<String>>> {
-    let paths: Vec<Option<String>> = doc
+fn find_paths<'a>(doc: &Doc<'a>) -> Option<Vec<Option<Cow<'a, str>>>> {
+    let paths: Vec<Option<Cow<'a, str>>> = doc
         .lines
         .iter()
         .map(|l| {
@@ -52,7 +53,7 @@ fn find_paths(doc: &Doc) -> Option<Vec<Option<String>>> {
                 && !l.starts_with(char::is_whitespace)
                 && !l.contains('\t')
                 && !l.starts_with("find: ");
-            plain.then(|| l.trim_end_matches('/').to_string())
+            plain.then(|| Cow::Borrowed(l.trim_end_matches('/')))
         })
         .collect();
     let with_slash = doc.lines.iter().filter(|l| l.contains('/')).count();
@@ -63,7 +64,7 @@ fn find_paths(doc: &Doc) -> Option<Vec<Option<String>>> {
 
 /// `tree` draws each entry as 4-character indent cells and a name; its last line counts
 /// directories and files.
-fn tree_paths(doc: &Doc) -> Option<Vec<Option<String>>> {
+fn tree_paths<'a>(doc: &Doc<'a>) -> Option<Vec<Option<Cow<'a, str>>>> {
     let summary = doc.lines.iter().rev().find(|l| !l.trim().is_empty())?;
     if !(summary.contains(" director") && summary.contains(" file")) {
         return None;
@@ -85,7 +86,7 @@ fn tree_paths(doc: &Doc) -> Option<Vec<Option<String>>> {
         }
         stack.truncate(depth);
         stack.push(name.to_string());
-        paths.push(Some(stack.join("/")));
+        paths.push(Some(Cow::Owned(stack.join("/"))));
         drawn += usize::from(depth > 0);
     }
     (drawn >= 20).then_some(paths)
@@ -110,7 +111,7 @@ fn tree_entry(line: &str) -> Option<(usize, &str)> {
 }
 
 /// What happens to each line: kept, or folded into the subtree unit that starts at a line.
-fn plan(paths: &[Option<String>], line_count: usize) -> Vec<Piece> {
+fn plan(paths: &[Option<Cow<str>>], line_count: usize) -> Vec<Piece> {
     let index: BTreeMap<&str, usize> = paths
         .iter()
         .enumerate()
@@ -190,7 +191,7 @@ fn bulk_root(path: &str) -> Option<&str> {
 fn split_units(
     root: &str,
     lines: &[usize],
-    paths: &[Option<String>],
+    paths: &[Option<Cow<str>>],
     index: &BTreeMap<&str, usize>,
     open_profiles: bool,
     units: &mut Vec<(String, Vec<usize>)>,

@@ -99,6 +99,26 @@ pub fn expand(bin: &Path, db: &Path, reference: &str) -> Run {
     sqz(bin, db, &["expand", reference], b"", &[])
 }
 
+/// A `find .` over a project with a big node_modules tree, 500 000 lines.
+pub fn huge_find() -> String {
+    let mut out =
+        String::from(".\n./package.json\n./src\n./src/index.js\n./src/server.js\n./node_modules\n");
+    let mut n = 0;
+    'outer: for package in 0.. {
+        out.push_str(&format!("./node_modules/pkg-{package}\n"));
+        for file in 0..40 {
+            out.push_str(&format!(
+                "./node_modules/pkg-{package}/lib/file-{file}.js\n"
+            ));
+            n += 1;
+            if n >= 499_990 {
+                break 'outer;
+            }
+        }
+    }
+    out
+}
+
 /// The 16-hex hash sqz gives an original.
 pub fn hash16(bytes: &[u8]) -> String {
     sqz::text::hash16(bytes)

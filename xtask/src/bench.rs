@@ -127,7 +127,19 @@ pub fn run(root: &Path) -> Result<(), String> {
     rows.push(budget_ms("compress, fresh 1 MB log", f1m, 60.0));
     let (j1m, rss_json) = fresh(&json_1m, "kubectl get pods -o json", 15);
     rows.push(budget_ms("compress, fresh 1 MB JSON", j1m, 60.0));
+    let find = crate::common::huge_find().into_bytes();
+    let (huge, rss_find) = fresh(&find, "find .", 3);
+    let limit = 60.0 * find.len() as f64 / (1 << 20) as f64;
+    rows.push(budget_ms(
+        &format!(
+            "compress, 500k-line find ({:.0} MB)",
+            find.len() as f64 / 1e6
+        ),
+        huge,
+        limit,
+    ));
     for (what, rss, size) in [
+        ("peak memory, 500k-line find", rss_find, find.len()),
         ("peak memory, 1 MB log", rss_log, log_1m.len()),
         ("peak memory, 1 MB JSON", rss_json, json_1m.len()),
     ] {
