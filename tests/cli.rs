@@ -647,3 +647,72 @@ fn a_500k_line_find_is_grouped_not_passed_through() {
         listing.as_bytes()
     );
 }
+
+/// Bad input for formatters, through the binary: real outputs cut mid-line, with a line from a
+/// newer tool version inserted, or two runs interleaved. Whatever a formatter does, the unknown
+/// line and every fact line stay visible.
+#[test]
+fn formatters_keep_unknown_lines_and_facts_of_cut_or_interleaved_output() {
+    let scratch = Scratch::new("badinput");
+    let fixtures = common::load_fixtures(&common::fixtures_dir());
+    let by_name = |name: &str| {
+        fixtures
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let unknown = "cache: 3 artifacts reused from the remote store (new in this version)";
+    for name in [
+        "cargo-test-failing",
+        "pytest-fail-verbose",
+        "jest-ts-fail-verbose",
+        "go-test-fail-verbose",
+        "git-status-long",
+        "make-gcc-errors",
+        "vitest-fail",
+        "cargo-nextest-failing",
+    ] {
+        let fixture = by_name(name);
+        let text = String::from_utf8_lossy(&fixture.input).into_owned();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.insert(3.min(lines.len()), unknown);
+        let mut cut = lines.join("\n");
+        let mut end = cut.len() * 2 / 3;
+        while !cut.is_char_boundary(end) {
+            end -= 1;
+        }
+        cut.truncate(end);
+        let other = by_name("cargo-test-passing");
+        let interleaved: String = cut
+            .lines()
+            .zip(
+                String::from_utf8_lossy(&other.input)
+                    .lines()
+                    .chain(std::iter::repeat("")),
+            )
+            .flat_map(|(a, b)| [a, b])
+            .collect::<Vec<_>>()
+            .join("\n");
+        for input in [cut.clone(), interleaved] {
+            let run = sqz(
+                bin(),
+                &scratch.db(),
+                &["compress", "--no-abbrev", "--cmd", &fixture.cmd],
+                &with_trailer(input.as_bytes(), 1),
+                &[],
+            );
+            assert_eq!(run.code, 1);
+            let out = run.stdout_text();
+            if out.starts_with("§ref:") {
+                continue;
+            }
+            assert!(
+                out.contains(unknown),
+                "{name}: the unknown line was dropped"
+            );
+            for line in input.lines().filter(|l| sqz::engine::facts::is_fact(l)) {
+                assert!(out.contains(line), "{name}: fact line dropped: {line}");
+            }
+        }
+    }
+}
