@@ -15,11 +15,13 @@ mod go_test;
 mod grep;
 mod js_py_fold;
 mod js_test;
+mod kubectl;
 mod make;
 mod maven;
 mod npm;
 mod pip;
 mod pytest;
+mod terraform;
 
 pub struct Formatter {
     pub name: &'static str,
@@ -128,6 +130,24 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: docker::matches,
         format: docker::format,
+    },
+    Formatter {
+        name: "kubectl get",
+        listing: true,
+        matches: kubectl::matches_get,
+        format: kubectl::format_get,
+    },
+    Formatter {
+        name: "kubectl describe/apply",
+        listing: false,
+        matches: kubectl::matches,
+        format: kubectl::format,
+    },
+    Formatter {
+        name: "terraform",
+        listing: false,
+        matches: terraform::matches,
+        format: terraform::format,
     },
 ];
 
