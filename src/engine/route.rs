@@ -224,22 +224,30 @@ fn secret_key_name(key: &str) -> bool {
     if !current.is_empty() {
         words.push(current);
     }
-    let has = |w: &str| words.iter().any(|x| x == w);
-    let pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
-    has("PASSWORD")
-        || has("PASSWD")
-        || has("SECRET")
-        || has("TOKEN")
-        || has("APIKEY")
-        || has("PRIVATEKEY")
-        || has("CREDENTIALS")
-        || has("CREDENTIAL")
-        || pair("API", "KEY")
-        || pair("ACCESS", "KEY")
-        || pair("PRIVATE", "KEY")
-        || pair("SIGNING", "KEY")
-        || pair("ENCRYPTION", "KEY")
-        || (words.len() >= 2 && words.last().is_some_and(|w| w == "KEY" || w == "PWD"))
+    // The secret word names what the value is only when it ends the key: `GITHUB_TOKEN`,
+    // `client_secret`, `STRIPE_SECRET_KEY` hold secrets; `TokenExpirationSeconds`,
+    // `secretName` and `PASSWORD_FILE` hold a number, a name and a path.
+    let Some(last) = words.last() else {
+        return false;
+    };
+    matches!(
+        last.as_str(),
+        "PASSWORD"
+            | "PASSWD"
+            | "SECRET"
+            | "TOKEN"
+            | "APIKEY"
+            | "PRIVATEKEY"
+            | "CREDENTIALS"
+            | "CREDENTIAL"
+    ) || (words.len() >= 2 && matches!(last.as_str(), "KEY" | "PWD"))
+        || words.windows(2).any(|p| {
+            p[1] == "KEY"
+                && matches!(
+                    p[0].as_str(),
+                    "ACCESS" | "SECRET" | "API" | "PRIVATE" | "SIGNING"
+                )
+        })
 }
 
 fn url_with_password(s: &str) -> bool {
@@ -487,6 +495,14 @@ mod tests {
         assert!(!is_credential_line("tokens: 5"));
         assert!(!is_credential_line("max_tokens: 100"));
         assert!(!is_credential_line("password="));
+        assert!(!is_credential_line("TokenExpirationSeconds:  3607"));
+        assert!(!is_credential_line("secretName: app-tls"));
+        assert!(is_credential_line("GITHUB_TOKEN=ghp_abcdef0123456789"));
+        assert!(is_credential_line("client_secret: s3cr3t-value"));
+        assert_eq!(
+            route("go test -v", "--- PASS: TestBucketRefill (0.00s)\n"),
+            Route::Normal
+        );
     }
 
     #[test]
