@@ -7,6 +7,7 @@ use crate::engine::doc::{Doc, Piece};
 mod bundler;
 mod cargo;
 mod docker;
+mod docker_list;
 mod files;
 mod git_log;
 mod git_remote;
@@ -15,10 +16,12 @@ mod go_test;
 mod grep;
 mod js_py_fold;
 mod js_test;
+mod ls;
 mod make;
 mod maven;
 mod npm;
 mod pip;
+mod procs;
 mod pytest;
 
 pub struct Formatter {
@@ -122,6 +125,24 @@ const ALL: &[Formatter] = &[
         listing: true,
         matches: files::matches,
         format: files::format,
+    },
+    Formatter {
+        name: "docker ps/images",
+        listing: true,
+        matches: docker_list::matches,
+        format: docker_list::format,
+    },
+    Formatter {
+        name: "ps aux",
+        listing: true,
+        matches: procs::matches,
+        format: procs::format,
+    },
+    Formatter {
+        name: "ls -l",
+        listing: true,
+        matches: ls::matches,
+        format: ls::format,
     },
     Formatter {
         name: "docker build",
