@@ -9,6 +9,7 @@ mod cargo;
 mod docker;
 mod docker_list;
 mod files;
+mod git_branch;
 mod git_log;
 mod git_remote;
 mod git_status;
@@ -52,6 +53,12 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: git_log::matches,
         format: git_log::format,
+    },
+    Formatter {
+        name: "git branch -a",
+        listing: true,
+        matches: git_branch::matches,
+        format: git_branch::format,
     },
     Formatter {
         name: "git remote",
