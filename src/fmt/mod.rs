@@ -8,6 +8,7 @@ mod bundler;
 mod cargo;
 mod docker;
 mod docker_list;
+mod du;
 mod files;
 mod git_branch;
 mod git_log;
@@ -144,6 +145,12 @@ const ALL: &[Formatter] = &[
         listing: true,
         matches: procs::matches,
         format: procs::format,
+    },
+    Formatter {
+        name: "du",
+        listing: true,
+        matches: du::matches,
+        format: du::format,
     },
     Formatter {
         name: "ls -l",
