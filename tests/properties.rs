@@ -134,6 +134,20 @@ fn output_is_never_worse() {
     quick().quickcheck(prop as fn(Output, u8) -> bool);
 }
 
+/// Regression: colour stripping joined pieces that the tokenizer counts as one more token.
+#[test]
+fn stripped_colour_never_costs_more_than_the_original() {
+    let input = vec![
+        1, 2, 241, 128, 128, 128, 1, 225, 129, 128, 224, 164, 132, 48, 65, 27, 225, 128, 128,
+    ];
+    let tokens_in = sqz::tokens::count_bytes(&input);
+    let mut t = temp_store();
+    let served = serve("cargo test", &input, Some(&mut t.store), false, &env(), 1);
+    let out = sqz::tokens::count_bytes(&served.stdout)
+        + served.header.as_deref().map_or(0, sqz::tokens::count);
+    assert!(out <= tokens_in, "{out} > {tokens_in}");
+}
+
 #[test]
 fn output_is_deterministic() {
     fn prop(output: Output, label: u8) -> bool {

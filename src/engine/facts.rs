@@ -16,8 +16,15 @@ pub fn is_fact(line: &str) -> bool {
 /// which a listing formatter may fold under a marker.
 pub fn reports_failure(line: &str) -> bool {
     let t = line.trim();
-    // A bare path (`./node_modules/verror/lib/verror.js`) names a file; it reports nothing.
-    let bare_path = !t.contains(char::is_whitespace) && t.contains('/');
+    // A bare path (`./node_modules/verror/lib/verror.js`), alone or after a size as `du`
+    // prints it, names a file; it reports nothing.
+    let path = match t.split_once(char::is_whitespace) {
+        Some((size, rest)) if size.bytes().next().is_some_and(|b| b.is_ascii_digit()) => {
+            rest.trim_start()
+        }
+        _ => t,
+    };
+    let bare_path = !path.contains(char::is_whitespace) && path.contains('/');
     !t.is_empty() && !bare_path && has_keyword(t)
 }
 
@@ -215,6 +222,9 @@ mod tests {
     fn listing_paths_are_not_failure_reports() {
         assert!(!reports_failure("./node_modules/verror/lib/verror.js"));
         assert!(!reports_failure("node_modules/assert-plus/"));
+        assert!(!reports_failure(
+            "484K\t./node_modules/assertion-error/LICENSE"
+        ));
         assert!(reports_failure("grep: ./secret: Permission denied"));
         assert!(reports_failure("src/a.rs:12:    error!(\"boom\");"));
     }

@@ -155,6 +155,13 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         std::borrow::Cow::Borrowed(_) => tokens_in,
         std::borrow::Cow::Owned(stripped) => tokens::count(stripped),
     };
+    // Stripping colour can, rarely, join pieces that count as more tokens than the original:
+    // then the original goes out, so the output is never worse.
+    let (agent_text, unchanged_tokens) = if unchanged_tokens > tokens_in {
+        (std::borrow::Cow::Borrowed(raw_text), tokens_in)
+    } else {
+        (agent_text, unchanged_tokens)
+    };
     let (stdout, header, kind, tokens_out) = match served {
         Some(served) => {
             let served_tokens = tokens::count(&served);

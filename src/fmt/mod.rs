@@ -7,7 +7,10 @@ use crate::engine::doc::{Doc, Piece};
 mod bundler;
 mod cargo;
 mod docker;
+mod docker_list;
+mod du;
 mod files;
+mod git_branch;
 mod git_log;
 mod git_remote;
 mod git_status;
@@ -16,10 +19,12 @@ mod grep;
 mod js_py_fold;
 mod js_test;
 mod kubectl;
+mod ls;
 mod make;
 mod maven;
 mod npm;
 mod pip;
+mod procs;
 mod pytest;
 mod terraform;
 
@@ -51,6 +56,12 @@ const ALL: &[Formatter] = &[
         listing: false,
         matches: git_log::matches,
         format: git_log::format,
+    },
+    Formatter {
+        name: "git branch -a",
+        listing: true,
+        matches: git_branch::matches,
+        format: git_branch::format,
     },
     Formatter {
         name: "git remote",
@@ -124,6 +135,30 @@ const ALL: &[Formatter] = &[
         listing: true,
         matches: files::matches,
         format: files::format,
+    },
+    Formatter {
+        name: "docker ps/images",
+        listing: true,
+        matches: docker_list::matches,
+        format: docker_list::format,
+    },
+    Formatter {
+        name: "ps aux",
+        listing: true,
+        matches: procs::matches,
+        format: procs::format,
+    },
+    Formatter {
+        name: "du",
+        listing: true,
+        matches: du::matches,
+        format: du::format,
+    },
+    Formatter {
+        name: "ls -l",
+        listing: true,
+        matches: ls::matches,
+        format: ls::format,
     },
     Formatter {
         name: "docker build",
