@@ -139,7 +139,6 @@ fn ordinary_image(line: &str, tag_at: usize, id_at: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
 
     const PS: &str = include_str!("../../fixtures/docker-ps-a-many/input.txt");
     const IMAGES: &str = include_str!("../../fixtures/docker-images-many/input.txt");
@@ -147,12 +146,7 @@ mod tests {
     fn rendered(label: &str, text: &str) -> String {
         let doc = Doc::new(label, text);
         let pieces = format(&doc).expect("formats");
-        assert!(keeps_all(
-            &pieces,
-            |n| reports_failure(doc.lines[n]),
-            doc.lines.len()
-        ));
-        render(&doc, &pieces, "abc")
+        crate::fmt::render_checked(&doc, &pieces, true, "abc")
     }
 
     #[test]

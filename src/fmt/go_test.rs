@@ -105,19 +105,13 @@ fn per_package(doc: &Doc, kinds: &[Option<&'static str>]) -> Vec<Piece> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
 
     const VERBOSE: &str = include_str!("../../fixtures/go-test-fail-verbose/input.txt");
 
     fn run(text: &str) -> String {
         let doc = Doc::new("go test -v ./...", text);
         let pieces = format(&doc).expect("recognised");
-        assert!(keeps_all(
-            &pieces,
-            |n| is_fact(doc.lines[n]),
-            doc.lines.len()
-        ));
-        render(&doc, &pieces, "h")
+        crate::fmt::render_checked(&doc, &pieces, false, "h")
     }
 
     #[test]

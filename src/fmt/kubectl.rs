@@ -271,8 +271,6 @@ fn format_describe(doc: &Doc) -> Option<Vec<Piece>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
-    use crate::engine::facts::reports_failure;
 
     const MIXED: &str = include_str!("../../fixtures/kubectl-get-pods-crashloop-mixed/input.txt");
     const COREDNS: &str =
@@ -284,23 +282,13 @@ mod tests {
     fn get(text: &str) -> Option<String> {
         let doc = Doc::new("kubectl get pods", text);
         let pieces = format_get(&doc)?;
-        assert!(keeps_all(
-            &pieces,
-            |n| reports_failure(doc.lines[n]),
-            doc.lines.len()
-        ));
-        Some(render(&doc, &pieces, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, true, "h"))
     }
 
     fn describe(text: &str) -> Option<String> {
         let doc = Doc::new("kubectl describe pod x", text);
         let pieces = format(&doc)?;
-        assert!(keeps_all(
-            &pieces,
-            |n| is_fact(doc.lines[n]),
-            doc.lines.len()
-        ));
-        Some(render(&doc, &pieces, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, false, "h"))
     }
 
     #[test]

@@ -234,19 +234,13 @@ fn parse_row(line: &str) -> Option<Row<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
 
     const BIG: &str = include_str!("../../fixtures/ls-la-big/input.txt");
 
     fn rendered(text: &str) -> String {
         let doc = Doc::new("ls -la node_modules", text);
         let pieces = format(&doc).expect("formats");
-        assert!(keeps_all(
-            &pieces,
-            |n| reports_failure(doc.lines[n]),
-            doc.lines.len()
-        ));
-        render(&doc, &pieces, "abc")
+        crate::fmt::render_checked(&doc, &pieces, true, "abc")
     }
 
     #[test]

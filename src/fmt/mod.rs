@@ -258,6 +258,25 @@ impl<'a> Label<'a> {
     }
 }
 
+/// Test helper for every formatter: checks `pieces` against the floor the engine holds them
+/// to (every fact line, or every failure line for a listing) and renders them.
+#[cfg(test)]
+pub(crate) fn render_checked(doc: &Doc, pieces: &[Piece], listing: bool, hash: &str) -> String {
+    use crate::engine::facts::{is_fact, reports_failure};
+    let floor = |n: usize| {
+        if listing {
+            reports_failure(doc.lines[n])
+        } else {
+            is_fact(doc.lines[n])
+        }
+    };
+    assert!(
+        crate::engine::doc::keeps_all(pieces, floor, doc.lines.len()),
+        "a formatter hid a line the engine must show"
+    );
+    crate::engine::doc::render(doc, pieces, hash)
+}
+
 /// Groups consecutive foldable lines into one fold each; all other lines are kept.
 /// `kind(line)` names what a foldable line is, or `None` to keep it.
 pub fn fold_consecutive(doc: &Doc, kind: impl Fn(&str) -> Option<&'static str>) -> Vec<Piece> {

@@ -139,19 +139,13 @@ fn parse(line: &str) -> Option<Proc<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
 
     const MANY: &str = include_str!("../../fixtures/ps-aux-many/input.txt");
 
     fn rendered(text: &str) -> String {
         let doc = Doc::new("ps aux", text);
         let pieces = format(&doc).expect("formats");
-        assert!(keeps_all(
-            &pieces,
-            |n| reports_failure(doc.lines[n]),
-            doc.lines.len()
-        ));
-        render(&doc, &pieces, "abc")
+        crate::fmt::render_checked(&doc, &pieces, true, "abc")
     }
 
     fn line_with(text: &str, needle: &str) -> String {
@@ -234,7 +228,7 @@ mod tests {
         let comma = MANY.replace(" 0.0 ", " 0,0 ");
         let doc = Doc::new("ps aux", &comma);
         if let Some(pieces) = format(&doc) {
-            let out = render(&doc, &pieces, "abc");
+            let out = crate::engine::doc::render(&doc, &pieces, "abc");
             assert!(out.contains("0,0"));
         }
     }
