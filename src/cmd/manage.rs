@@ -2,7 +2,7 @@
 
 use super::{normalize_hash, open_store, write_stdout};
 use crate::env::Env;
-use crate::store::Resolved;
+use crate::store::{Resolved, Store};
 use std::io::Read;
 use std::path::Path;
 
@@ -51,7 +51,12 @@ fn resolve_one(store: &crate::store::Store, input: &str) -> Result<String, i32> 
     }
 }
 
-pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
+/// Opens the store, resolves `input` to one entry, and applies `act`, printing its message.
+fn on_entry(
+    input: &str,
+    env: &Env,
+    act: impl FnOnce(&mut Store, &str) -> crate::store::Result<String>,
+) -> i32 {
     let mut store = match open_store(env) {
         Ok(s) => s,
         Err(code) => return code,
@@ -60,12 +65,9 @@ pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
         Ok(h) => h,
         Err(code) => return code,
     };
-    match store.set_pinned(&hash, pinned) {
-        Ok(_) => {
-            eprintln!(
-                "[sqz] {} {hash}",
-                if pinned { "pinned" } else { "unpinned" }
-            );
+    match act(&mut store, &hash) {
+        Ok(message) => {
+            eprintln!("{message}");
             0
         }
         Err(e) => {
@@ -75,25 +77,21 @@ pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
     }
 }
 
+pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
+    on_entry(input, env, |store, hash| {
+        store.set_pinned(hash, pinned)?;
+        Ok(format!(
+            "[sqz] {} {hash}",
+            if pinned { "pinned" } else { "unpinned" }
+        ))
+    })
+}
+
 pub fn forget(input: &str, env: &Env) -> i32 {
-    let mut store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let hash = match resolve_one(&store, input) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
-    match store.forget(&hash) {
-        Ok(_) => {
-            eprintln!("[sqz] forgot {hash}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            3
-        }
-    }
+    on_entry(input, env, |store, hash| {
+        store.forget(hash)?;
+        Ok(format!("[sqz] forgot {hash}"))
+    })
 }
 
 pub fn reset(all: bool, env: &Env) -> i32 {
