@@ -429,7 +429,7 @@ fn looks_like_json(text: &str) -> bool {
     };
     (first == "{"
         || first == "["
-        || (first.starts_with(['{', '[']) && first.len() > 1 && opens(&first[1..])))
+        || (first.starts_with(['{', '[']) && first.len() > 1 && opens(first[1..].trim_start())))
         && (second.is_empty() || opens(second))
 }
 
@@ -589,6 +589,8 @@ mod tests {
         let json =
             "{\n  \"items\": [\n    {\n      \"name\": \"a\",\n      \"n\": 1\n    }\n  ]\n}\n";
         assert_eq!(route("kubectl get pods -o json", json), Route::Normal);
+        let ip = "[ {\n        \"ifindex\": 1,\n        \"ifname\": \"lo\",\n        \"mtu\": 65536\n    },{\n        \"ifindex\": 2,\n        \"mtu\": 1500\n    } ]\n";
+        assert_eq!(route("ip -j -p link show", ip), Route::Normal);
         assert_eq!(
             route(
                 "x",
