@@ -22,7 +22,6 @@ pub enum Command {
 pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
-    pub no_abbrev: bool,
     pub text: Option<String>,
 }
 
@@ -96,7 +95,8 @@ fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error>
         match arg {
             Long("cmd") => c.label = Some(parser.value()?.string()?),
             Long("no-cache") => c.no_cache = true,
-            Long("no-abbrev") => c.no_abbrev = true,
+            // Accepted for scripts written for the original; sqz never abbreviates phrases.
+            Long("no-abbrev") => {}
             Long("help") | Short('h') => {
                 return Ok(Command::Help {
                     topic: Some("compress".into()),

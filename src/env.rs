@@ -36,10 +36,6 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "SQZ_MAX_INPUT_MB",
         "inputs larger than this pass through unchanged, streamed (default 16)",
     ),
-    (
-        "SQZ_REGRET_WINDOW_SECS",
-        "a repeat within this many seconds counts as a quick re-run (default 120)",
-    ),
     ("NO_COLOR", "set: no colour in any output"),
 ];
 
@@ -55,8 +51,6 @@ pub struct Env {
     pub max_db_mb: u64,
     pub retention_days: u64,
     pub max_input_mb: u64,
-    pub regret_window_secs: u64,
-    pub no_color: bool,
 }
 
 impl Env {
@@ -87,8 +81,6 @@ impl Env {
             max_db_mb: number("SQZ_MAX_DB_MB", 512).max(1),
             retention_days: number("SQZ_RETENTION_DAYS", 30),
             max_input_mb: number("SQZ_MAX_INPUT_MB", 32).max(1),
-            regret_window_secs: number("SQZ_REGRET_WINDOW_SECS", 120),
-            no_color: get("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }
     }
 
