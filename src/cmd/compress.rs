@@ -37,17 +37,15 @@ pub fn run(args: &Compress, env: &Env) -> i32 {
     let (mut store, store_problem) = open_for_call(env);
     let served = serve(&label, body, store.as_mut(), no_cache, env, now_ms());
     emit(&served.stdout, served.header.as_deref(), env);
-    if !env.quiet {
-        let reason = served
-            .reason
-            .filter(|r| !(*r == "empty input" && exit_code.is_some()));
-        for notice in store_problem
-            .into_iter()
-            .chain(served.notice)
-            .chain(reason.map(|r| format!("[sqz] passed through unchanged: {r}")))
-        {
-            eprintln!("{notice}");
-        }
+    // Errors always print; the informational passthrough reason is silenced by SQZ_QUIET.
+    for problem in store_problem.into_iter().chain(served.notice) {
+        eprintln!("{problem}");
+    }
+    let reason = served
+        .reason
+        .filter(|r| !(*r == "empty input" && exit_code.is_some()));
+    if let (Some(reason), false) = (reason, env.quiet) {
+        eprintln!("[sqz] passed through unchanged: {reason}");
     }
     code
 }
