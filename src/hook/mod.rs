@@ -1,6 +1,8 @@
 //! Client hooks (`sqz hook CLIENT`). A hook never blocks the agent: on bad input it answers so
 //! the client goes on unchanged, and says why on stderr.
 
+pub mod rewrite;
+
 use crate::env::{now_ms, Env};
 use crate::store::Store;
 use std::io::Read;
