@@ -14,6 +14,8 @@ pub enum Command {
     Reset { all: bool },
     Demo,
     Hook { client: String },
+    Resume,
+    PrintOpencodePlugin,
     Help { topic: Option<String> },
     Version,
 }
@@ -37,7 +39,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("forget", "sqz forget HASH", "Delete one stored entry."),
     ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
     ("hook", "sqz hook CLIENT",
-     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again."),
+     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nA hook never blocks: on anything unexpected the command runs as written."),
+    ("resume", "sqz resume",
+     "Print a short guide to what sqz served recently, with the sqz expand command for each, so an\nagent can get it back after a compaction (Claude Code SessionStart, source compact)."),
+    ("print-opencode-plugin", "sqz print-opencode-plugin",
+     "Print the OpenCode plugin (save as ~/.config/opencode/plugins/sqz.ts); it asks\nsqz hook opencode about each bash command."),
     ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
     ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
 ];
@@ -71,6 +77,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
                 }),
                 "reset" => parse_reset(&mut parser),
                 "demo" => no_args(&mut parser, "demo", Command::Demo),
+                "resume" => no_args(&mut parser, "resume", Command::Resume),
+                "print-opencode-plugin" => no_args(
+                    &mut parser,
+                    "print-opencode-plugin",
+                    Command::PrintOpencodePlugin,
+                ),
                 "hook" => one_value(&mut parser, "hook", "CLIENT", |client| Command::Hook {
                     client,
                 }),

@@ -5,6 +5,7 @@ pub mod compress;
 mod demo;
 mod expand;
 mod manage;
+mod resume;
 
 use crate::cli::Command;
 use crate::env::Env;
@@ -22,12 +23,17 @@ pub fn run(command: Command, env: &Env) -> i32 {
         Command::Demo => demo::run(),
         Command::Hook { client } => match client.as_str() {
             "precompact" => crate::hook::precompact(env),
+            "gemini" => crate::hook::gemini::run(env),
+            "copilot" => crate::hook::copilot::run(env),
+            "opencode" => crate::hook::opencode::run(env),
             other => {
-                eprintln!("sqz: unknown hook client '{other}' (supported: precompact)");
+                eprintln!("sqz: unknown hook client '{other}' (supported: precompact, gemini, copilot, opencode)");
                 write_stdout(b"{}\n");
                 0
             }
         },
+        Command::Resume => resume::run(env),
+        Command::PrintOpencodePlugin => crate::hook::opencode::print_plugin(),
         Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
             Some(text) => {
                 write_stdout(text.as_bytes());

@@ -90,6 +90,15 @@ pub struct Record<'a> {
     pub touch: Option<&'a str>,
 }
 
+/// A stored entry as `recent_entries` lists it.
+pub struct RecentEntry {
+    pub hash: String,
+    pub label: String,
+    pub last_served: i64,
+    pub tokens_in: i64,
+    pub served: Vec<u8>,
+}
+
 /// How a hash prefix resolves.
 pub enum Resolved {
     None,
@@ -451,6 +460,27 @@ impl Store {
                     r.get::<_, f64>(2)? as i64,
                     r.get::<_, f64>(3)? as i64,
                 ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The `limit` most recently served entries, newest first, for `sqz resume`.
+    pub fn recent_entries(&self, limit: usize) -> Result<Vec<RecentEntry>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT hash, label, last_served, tokens_in, served FROM entries ORDER BY last_served DESC, rowid DESC LIMIT ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([limit as i64], |r| {
+                Ok(RecentEntry {
+                    hash: r.get(0)?,
+                    label: r.get(1)?,
+                    last_served: r.get(2)?,
+                    tokens_in: r.get(3)?,
+                    served: r.get(4)?,
+                })
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
