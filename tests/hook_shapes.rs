@@ -1,0 +1,272 @@
+//! Every command shape the hook may see, run in real bash both as written and as the hook
+//! would rewrite it, in identical fresh directories with the real `sqz` on PATH. A rewritten
+//! command must behave exactly as written: exit status, files, working directory, variables,
+//! and every line of output.
+
+use sqz::hook::rewrite::{decide, Decision};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// (command, whether the hook should rewrite it)
+const SHAPES: &[(&str, bool)] = &[
+    ("echo hello", true),
+    ("ls", true),
+    ("false", true),
+    ("true", true),
+    ("nosuchcommand-xyz", true),
+    ("sh -c 'exit 7'", true),
+    ("exit 3", false),
+    ("grep nomatch /dev/null", true),
+    ("grep -c x /dev/null; echo after", true),
+    ("echo a | tr a b", true),
+    ("printf 'a\\nb\\nc\\n' | grep b", true),
+    ("echo a && echo b", true),
+    ("false && echo never", true),
+    ("false || echo rescued", true),
+    ("true || echo never", true),
+    ("echo one; echo two; false", true),
+    ("echo 'a && b' \"c || d\" 'e; f'", true),
+    ("echo a\\;b", true),
+    ("echo x > f", false),
+    ("echo x >> f", false),
+    ("echo x &> f", false),
+    ("ls nosuchfile 2> err; echo st=$?", true),
+    ("ls nosuchfile 2>&1", true),
+    ("ls nosuchfile 2>/dev/null || echo missing", true),
+    ("echo to-stderr >&2", true),
+    ("cat <<EOF\nheredoc body\nEOF", false),
+    ("cat <<< 'here string'", false),
+    ("(echo in subshell; exit 4)", true),
+    ("(cd /; pwd)", true),
+    ("echo $(echo nested $(echo deeper))", true),
+    ("echo `echo backticks`", true),
+    ("while false; do echo x; done; echo after-loop", true),
+    ("if [ -d . ]; then echo dir; else echo nodir; fi", true),
+    ("if false; then echo y; elif true; then echo z; fi", true),
+    ("for i in 1 2 3; do echo $i; done", false),
+    ("f() { echo in-f; }; f", false),
+    ("function g { echo in-g; }", false),
+    ("echo ${X:?unset}; echo after", false),
+    ("echo ${X:-default}", true),
+    ("echo ${X:=assigned}", false),
+    ("echo $((1/0)); echo after", false),
+    ("echo nomatch-*.zzz", true),
+    ("ls nomatch-*.zzz", true),
+    ("echo héllo wörld ✓ 日本", true),
+    ("echo a\necho b\nfalse", true),
+    ("echo a\necho b # trailing comment", true),
+    ("echo a # comment with ; and } and )", true),
+    ("# only a comment", false),
+    ("sleep 0 &", false),
+    ("sleep 0 & wait", false),
+    ("cd /tmp", false),
+    ("cd / && ls", false),
+    ("export X=exported", false),
+    ("X=assigned", false),
+    ("X=1 sh -c 'echo $X'", false),
+    ("set -e; false; echo after", false),
+    ("source /dev/null", false),
+    (". /dev/null", false),
+    ("alias ll='ls -l'", false),
+    ("read X", false),
+    ("seq 1 5000", true),
+    ("seq 1 5000 | tail -3", true),
+    ("cat", true),
+    ("echo hi | cat", true),
+    ("head -1", true),
+    ("{ echo grouped; echo twice; }", true),
+    ("{ echo grouped; } 2>&1 | wc -l", true),
+    ("! false", true),
+    ("echo $HOME | wc -c", true),
+    ("sh -c 'echo out; echo err >&2; exit 2'", true),
+    ("ls | sqz compress --cmd ls", false),
+    ("vim file", false),
+    ("tail -f /dev/null", false),
+    ("npm run dev", false),
+    ("python3", false),
+    ("echo a &&", false),
+    ("echo 'unterminated", false),
+    ("echo a; fi", false),
+    ("printf '%s\\n' \"$PWD\" | sed 's|.*/||'", true),
+    ("test -e nothere; echo $?", true),
+    ("echo trailing-semicolon;", true),
+    ("echo line-continued \\\n  more", true),
+    ("touch made-by-cmd && ls", true),
+    ("mkdir d && echo x | tee d/t", true),
+];
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "sqz-shapes-{}-{tag}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Outcome {
+    status: Option<i32>,
+    output: String,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+fn files_in(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if path.is_dir() {
+            out.insert(format!("{rel}/"), Vec::new());
+            files_in(root, &path, out);
+        } else {
+            out.insert(rel, std::fs::read(&path).unwrap_or_default());
+        }
+    }
+}
+
+/// Runs `script` in bash in a fresh directory; the trailer reports status, directory and
+/// variables the same way for both runs.
+fn run(script: &str, tag: &str) -> Outcome {
+    let bin = Path::new(env!("CARGO_BIN_EXE_sqz"));
+    let scratch = Scratch::new(tag);
+    let work = scratch.0.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let full = format!(
+        "{script}\n__st=$?; echo \"__END $__st ${{PWD}} X=${{X-unset}} exported=$(printenv X)\""
+    );
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(&full)
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("SQZ_DB_PATH", scratch.0.join("store.db"))
+        .env("SQZ_QUIET", "1")
+        .env("HOME", &work)
+        .env_remove("X")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bash runs");
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"line from the hook's stdin\nsecond stdin line\n");
+    let out = child.wait_with_output().unwrap();
+    let mut files = BTreeMap::new();
+    files_in(&work, &work, &mut files);
+    let dir = work.to_string_lossy().into_owned();
+    let normalise = |b: &[u8]| String::from_utf8_lossy(b).replace(&dir, "<DIR>");
+    let mut output = normalise(&out.stdout);
+    output.push_str(&normalise(&out.stderr));
+    Outcome {
+        status: out.status.code(),
+        output,
+        files,
+    }
+}
+
+/// Drops bash's own line numbers from error messages (`bash: line 3: …`).
+fn without_line_numbers(line: &str) -> String {
+    match line.strip_prefix("bash: line ") {
+        Some(rest) => match rest.split_once(": ") {
+            Some((_, msg)) => format!("bash: {msg}"),
+            None => line.to_string(),
+        },
+        None => line.to_string(),
+    }
+}
+
+#[test]
+fn rewritten_commands_behave_as_written() {
+    let mut rewritten = 0;
+    let mut left = 0;
+    let mut problems = Vec::new();
+    for (n, (cmd, expect_rewrite)) in SHAPES.iter().enumerate() {
+        let decision = decide(cmd);
+        let new = match &decision {
+            Decision::Rewrite(new) => new.clone(),
+            Decision::Leave(_) => {
+                left += 1;
+                if *expect_rewrite {
+                    problems.push(format!(
+                        "{cmd:?}: left alone ({decision:?}), expected a rewrite"
+                    ));
+                }
+                continue;
+            }
+        };
+        rewritten += 1;
+        if !expect_rewrite {
+            problems.push(format!("{cmd:?}: rewritten, expected to be left alone"));
+            continue;
+        }
+        let a = run(cmd, &format!("{n}a"));
+        let b = run(&new, &format!("{n}b"));
+        if a.status != b.status {
+            problems.push(format!("{cmd:?}: status {:?} vs {:?}", a.status, b.status));
+        }
+        if a.files != b.files {
+            problems.push(format!(
+                "{cmd:?}: files {:?} vs {:?}",
+                a.files.keys().collect::<Vec<_>>(),
+                b.files.keys().collect::<Vec<_>>()
+            ));
+        }
+        let end = |o: &Outcome| {
+            o.output
+                .lines()
+                .find(|l| l.starts_with("__END"))
+                .map(str::to_string)
+        };
+        if end(&a) != end(&b) {
+            problems.push(format!("{cmd:?}: trailer {:?} vs {:?}", end(&a), end(&b)));
+        }
+        let b_lines: Vec<String> = b.output.lines().map(without_line_numbers).collect();
+        let referenced = b.output.contains('§') || b.output.contains("sqz expand");
+        if !referenced {
+            for line in a.output.lines().map(without_line_numbers) {
+                if !b_lines.contains(&line) {
+                    problems.push(format!(
+                        "{cmd:?}: output line {line:?} missing from the rewrite:\n{}",
+                        b.output
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "hook shapes: {} total, {rewritten} rewritten, {left} left alone",
+        SHAPES.len()
+    );
+    assert!(SHAPES.len() >= 60);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
