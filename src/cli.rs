@@ -37,7 +37,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("forget", "sqz forget HASH", "Delete one stored entry."),
     ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
     ("hook", "sqz hook CLIENT",
-     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again."),
+     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone."),
     ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
     ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
 ];

@@ -22,8 +22,10 @@ pub fn run(command: Command, env: &Env) -> i32 {
         Command::Demo => demo::run(),
         Command::Hook { client } => match client.as_str() {
             "precompact" => crate::hook::precompact(env),
+            "claude" => crate::hook::claude::pre(env),
+            "claude-post" => crate::hook::claude::post(env),
             other => {
-                eprintln!("sqz: unknown hook client '{other}' (supported: precompact)");
+                eprintln!("sqz: unknown hook client '{other}' (supported: precompact, claude, claude-post)");
                 write_stdout(b"{}\n");
                 0
             }

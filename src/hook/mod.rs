@@ -1,6 +1,7 @@
 //! Client hooks (`sqz hook CLIENT`). A hook never blocks the agent: on bad input it answers so
 //! the client goes on unchanged, and says why on stderr.
 
+pub mod claude;
 pub mod rewrite;
 
 use crate::env::{now_ms, Env};
