@@ -97,6 +97,12 @@ const SHAPES: &[(&str, bool)] = &[
     ("mkdir d && echo x | tee d/t", true),
 ];
 
+/// Appended to both runs: the status, directory, shell options, then every variable, exported
+/// name, function and alias, one per line, minus the ones bash changes by itself.
+const STATE: &str = r#"__st=$?; echo "__END $__st $PWD $-"
+declare -p | grep -vE '^declare -[-a-zA-Z]+ (BASH[A-Z_]*|_|__st|PIPESTATUS|RANDOM|SRANDOM|LINENO|SECONDS|EPOCH[A-Z]*|FUNCNAME|HISTCMD|COLUMNS|LINES)(=|$)' | sed 's/^/__VAR /'
+declare -F | sed 's/^/__FN /'; alias | sed 's/^/__AL /'; shopt -p | sed 's/^/__OPT /'; set -o | sed 's/^/__SET /'"#;
+
 struct Scratch(PathBuf);
 
 impl Scratch {
@@ -157,18 +163,16 @@ fn run(script: &str, tag: &str) -> Outcome {
         bin.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let full = format!(
-        "{script}\n__st=$?; echo \"__END $__st ${{PWD}} X=${{X-unset}} exported=$(printenv X)\""
-    );
+    let full = format!("{script}\n{STATE}");
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(&full)
         .current_dir(&work)
+        .env_clear()
         .env("PATH", path)
         .env("SQZ_DB_PATH", scratch.0.join("store.db"))
         .env("SQZ_QUIET", "1")
         .env("HOME", &work)
-        .env_remove("X")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -182,7 +186,7 @@ fn run(script: &str, tag: &str) -> Outcome {
     let out = child.wait_with_output().unwrap();
     let mut files = BTreeMap::new();
     files_in(&work, &work, &mut files);
-    let dir = work.to_string_lossy().into_owned();
+    let dir = scratch.0.to_string_lossy().into_owned();
     let normalise = |b: &[u8]| String::from_utf8_lossy(b).replace(&dir, "<DIR>");
     let mut output = normalise(&out.stdout);
     output.push_str(&normalise(&out.stderr));
@@ -243,8 +247,9 @@ fn rewritten_commands_behave_as_written() {
         let end = |o: &Outcome| {
             o.output
                 .lines()
-                .find(|l| l.starts_with("__END"))
+                .filter(|l| l.starts_with("__"))
                 .map(str::to_string)
+                .collect::<Vec<_>>()
         };
         if end(&a) != end(&b) {
             problems.push(format!("{cmd:?}: trailer {:?} vs {:?}", end(&a), end(&b)));
