@@ -95,6 +95,12 @@ const SHAPES: &[(&str, bool)] = &[
     ("echo line-continued \\\n  more", true),
     ("touch made-by-cmd && ls", true),
     ("mkdir d && echo x | tee d/t", true),
+    ("echo first\nif true; then fi", false),
+    ("echo first\n; echo second", false),
+    ("echo first\necho ${}", false),
+    ("echo $? $$ | wc -w", true),
+    ("(X=sub; echo $X)", false),
+    ("if true; then\n  echo multi\nfi\necho done", true),
 ];
 
 /// Appended to both runs: the status, directory, shell options, then every variable, exported

@@ -215,6 +215,9 @@ struct Lexer<'a> {
     at_start: bool,
     /// Set after a loop header keyword, until its `do`.
     want_do: usize,
+    /// The command count when the last list (a body or condition) opened: a list that ends
+    /// with no command in it is a syntax error bash reports only when it reaches that line.
+    mark: usize,
 }
 
 fn analyse(command: &str) -> Result<(), &'static str> {
@@ -226,6 +229,7 @@ fn analyse(command: &str) -> Result<(), &'static str> {
         commands: 0,
         at_start: true,
         want_do: 0,
+        mark: 0,
     };
     lx.run()?;
     if !lx.stack.is_empty() || lx.want_do > 0 {
@@ -262,12 +266,8 @@ impl Lexer<'_> {
                     if c == b';' && self.peek(1) == b';' {
                         return Err("case syntax");
                     }
-                    if c == b';' && self.cur.words.is_empty() && self.at_start && !last_op_continues
-                    {
-                        // `;` with no command before it is a syntax error; `\n` is fine.
-                        if self.commands == 0 || self.s[..self.i].trim_ascii_end().ends_with(b";") {
-                            return Err("empty command before ';'");
-                        }
+                    if c == b';' && self.cur.words.is_empty() && self.at_start {
+                        return Err("empty command before ';'");
                     }
                     if c == b'\n' && last_op_continues {
                         self.i += 1;
@@ -310,6 +310,7 @@ impl Lexer<'_> {
                         return Err("function definition or unexpected '('");
                     }
                     self.stack.push(Open::Paren);
+                    self.mark = self.commands;
                     self.i += 1;
                     self.at_start = true;
                 }
@@ -318,6 +319,7 @@ impl Lexer<'_> {
                         return Err("unbalanced ')'");
                     }
                     self.end_simple()?;
+                    self.close_list()?;
                     self.stack.pop();
                     self.i += 1;
                     self.at_start = false;
@@ -596,6 +598,18 @@ impl Lexer<'_> {
 
     fn push_word(&mut self, word: String) -> Result<(), &'static str> {
         if self.at_start && self.cur.words.is_empty() {
+            if matches!(
+                word.as_str(),
+                "then" | "else" | "elif" | "fi" | "do" | "done" | "}"
+            ) {
+                self.close_list()?;
+            }
+            if matches!(
+                word.as_str(),
+                "if" | "then" | "else" | "elif" | "while" | "until" | "do" | "{"
+            ) {
+                self.mark = self.commands;
+            }
             match word.as_str() {
                 "if" | "while" | "until" => {
                     if word == "if" {
@@ -659,6 +673,14 @@ impl Lexer<'_> {
         }
         self.cur.words.push(word);
         Ok(())
+    }
+
+    fn close_list(&self) -> Result<(), &'static str> {
+        if self.commands > self.mark {
+            Ok(())
+        } else {
+            Err("empty command list")
+        }
     }
 
     fn end_simple(&mut self) -> Result<(), &'static str> {
@@ -821,6 +843,9 @@ mod tests {
             "echo a\necho b",
             "ls 2>/dev/null",
             "ls >&2",
+            "if a; then { b; }; fi",
+            "if a; then if b; then c; fi\nfi",
+            "while false; do (echo); done | sort",
         ] {
             assert!(rewritten(cmd), "{cmd}: {:?}", decide(cmd));
         }
@@ -865,6 +890,11 @@ mod tests {
             "echo a; fi",
             "read X",
             "# only a comment",
+            "echo a\n; echo b",
+            "echo a\nif true; then fi",
+            "echo a\nwhile do true; done",
+            "echo a\n( )",
+            "echo a\nif true; then echo; else fi",
         ] {
             assert!(!rewritten(cmd), "{cmd}: {:?}", decide(cmd));
         }
