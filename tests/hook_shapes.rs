@@ -219,12 +219,14 @@ fn rewritten_commands_behave_as_written() {
     let mut rewritten = 0;
     let mut left = 0;
     let mut problems = Vec::new();
+    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (n, (cmd, expect_rewrite)) in SHAPES.iter().enumerate() {
         let decision = decide(cmd);
         let new = match &decision {
             Decision::Rewrite(new) => new.clone(),
-            Decision::Leave(_) => {
+            Decision::Leave(reason) => {
                 left += 1;
+                *reasons.entry(reason).or_default() += 1;
                 if *expect_rewrite {
                     problems.push(format!(
                         "{cmd:?}: left alone ({decision:?}), expected a rewrite"
@@ -278,6 +280,9 @@ fn rewritten_commands_behave_as_written() {
         "hook shapes: {} total, {rewritten} rewritten, {left} left alone",
         SHAPES.len()
     );
+    for (reason, count) in &reasons {
+        eprintln!("  left alone, {reason}: {count}");
+    }
     assert!(SHAPES.len() >= 60);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
