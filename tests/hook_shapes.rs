@@ -286,3 +286,62 @@ fn rewritten_commands_behave_as_written() {
     assert!(SHAPES.len() >= 60);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `sqz hook claude` end to end: the binary answers a real payload with a command that, run in
+/// bash, prints the output and keeps the exit status; without the allow rules it answers `{}`.
+#[test]
+fn the_claude_hook_answers_a_command_bash_runs_the_same() {
+    use sqz::json;
+    let bin = Path::new(env!("CARGO_BIN_EXE_sqz"));
+    let scratch = Scratch::new("claude");
+    let home = scratch.0.join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let payload = r#"{"session_id":"s","cwd":"/nowhere","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo out; echo err >&2; sh -c 'exit 5'","description":"d","timeout":9000,"run_in_background":false},"tool_use_id":"t"}"#;
+    let hook = |home: &Path| {
+        let mut child = Command::new(bin)
+            .args(["hook", "claude"])
+            .env("HOME", home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(hook(&home).trim(), "{}");
+    let mut allow = String::from("[");
+    for (n, rule) in sqz::hook::rewrite::ALLOW_RULES.iter().enumerate() {
+        if n > 0 {
+            allow.push(',');
+        }
+        json::write_string(&mut allow, rule);
+    }
+    allow.push(']');
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        format!(r#"{{"permissions":{{"allow":{allow}}}}}"#),
+    )
+    .unwrap();
+    let answer = json::parse(&hook(&home)).unwrap();
+    let specific = answer.get("hookSpecificOutput").unwrap();
+    assert!(specific.get("permissionDecision").is_none());
+    let input = specific.get("updatedInput").unwrap();
+    assert_eq!(input.get("timeout").unwrap().as_i64(), Some(9000));
+    let command = input.get("command").unwrap().as_str().unwrap();
+    assert!(
+        command.ends_with("| sqz compress --cmd 'echo out; echo err >&2; sh -c '\\''exit 5'\\'''")
+    );
+    let run = run(command, "claude-run");
+    assert_eq!(run.status, Some(0));
+    assert!(run.output.contains("out\nerr\n"), "{}", run.output);
+    assert!(run.output.contains("__END 5 "), "{}", run.output);
+}
