@@ -39,7 +39,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("forget", "sqz forget HASH", "Delete one stored entry."),
     ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
     ("hook", "sqz hook CLIENT",
-     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nA hook never blocks: on anything unexpected the command runs as written."),
+     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nA hook never blocks: on anything unexpected the command runs as written."),
     ("resume", "sqz resume",
      "Print a short guide to what sqz served recently, with the sqz expand command for each, so an\nagent can get it back after a compaction (Claude Code SessionStart, source compact)."),
     ("print-opencode-plugin", "sqz print-opencode-plugin",

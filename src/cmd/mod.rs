@@ -23,11 +23,13 @@ pub fn run(command: Command, env: &Env) -> i32 {
         Command::Demo => demo::run(),
         Command::Hook { client } => match client.as_str() {
             "precompact" => crate::hook::precompact(env),
+            "claude" => crate::hook::claude::pre(env),
+            "claude-post" => crate::hook::claude::post(env),
             "gemini" => crate::hook::gemini::run(env),
             "copilot" => crate::hook::copilot::run(env),
             "opencode" => crate::hook::opencode::run(env),
             other => {
-                eprintln!("sqz: unknown hook client '{other}' (supported: precompact, gemini, copilot, opencode)");
+                eprintln!("sqz: unknown hook client '{other}' (supported: claude, claude-post, precompact, gemini, copilot, opencode)");
                 write_stdout(b"{}\n");
                 0
             }

@@ -2,6 +2,7 @@
 //! the client goes on unchanged, and says why on stderr.
 
 pub mod answer;
+pub mod claude;
 pub mod copilot;
 pub mod gemini;
 pub mod opencode;

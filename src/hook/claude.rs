@@ -1,0 +1,390 @@
+//! Claude Code hooks. `sqz hook claude` (PreToolUse on Bash) rewrites a command so its output
+//! is compressed; `sqz hook claude-post` (PostToolUse on Bash) compresses the successful output
+//! of a command that was not routed through sqz. Both let the command run as written on any
+//! doubt, never decide permissions, and always exit 0.
+
+use super::rewrite::{decide, Decision, ALLOW_RULES};
+use crate::engine::Kind;
+use crate::env::{now_ms, Env};
+use crate::json::{self, Value};
+use crate::store::Store;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// What a hook prints: the JSON answer, and at most one line for stderr.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub stdout: String,
+    pub note: Option<String>,
+}
+
+impl Answer {
+    fn leave(note: Option<&str>) -> Answer {
+        Answer {
+            stdout: "{}".into(),
+            note: note.map(|n| format!("sqz: hook claude: {n}; the command runs as written")),
+        }
+    }
+}
+
+fn read_payload() -> String {
+    let mut payload = Vec::new();
+    let _ = std::io::stdin()
+        .lock()
+        .take(64 << 20)
+        .read_to_end(&mut payload);
+    String::from_utf8_lossy(&payload).into_owned()
+}
+
+fn emit(answer: Answer) -> i32 {
+    if let Some(note) = answer.note {
+        eprintln!("{note}");
+    }
+    crate::cmd::write_stdout(format!("{}\n", answer.stdout).as_bytes());
+    0
+}
+
+/// `sqz hook claude`.
+pub fn pre(_env: &Env) -> i32 {
+    let payload = read_payload();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from);
+    emit(pre_answer(&payload, |cwd| {
+        allow_rules_present(&settings_files(home.as_deref(), config.as_deref(), cwd))
+    }))
+}
+
+/// `sqz hook claude-post`.
+pub fn post(env: &Env) -> i32 {
+    let payload = read_payload();
+    let truncation_limit = std::env::var("BASH_MAX_OUTPUT_LENGTH")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(30_000usize);
+    emit(post_answer(&payload, truncation_limit, |label, bytes| {
+        let mut store = Store::open(&env.db_path).ok().map(|(s, _)| s);
+        let served =
+            crate::cmd::compress::serve(label, bytes, store.as_mut(), false, env, now_ms());
+        (served.kind, served.stdout)
+    }))
+}
+
+/// The settings files whose `permissions.allow` may hold the rules, lowest precedence first.
+pub fn settings_files(
+    home: Option<&Path>,
+    config_dir: Option<&Path>,
+    cwd: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    match (config_dir, home) {
+        (Some(dir), _) => files.push(dir.join("settings.json")),
+        (None, Some(home)) => files.push(home.join(".claude").join("settings.json")),
+        (None, None) => {}
+    }
+    if let Some(cwd) = cwd {
+        files.push(cwd.join(".claude").join("settings.json"));
+        files.push(cwd.join(".claude").join("settings.local.json"));
+    }
+    files
+}
+
+/// Whether every rule in `ALLOW_RULES` is in some file's `permissions.allow`.
+pub fn allow_rules_present(files: &[PathBuf]) -> bool {
+    let mut found = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let Ok(value) = json::parse(&text) else {
+            continue;
+        };
+        let allow = value
+            .get("permissions")
+            .and_then(|p| p.get("allow"))
+            .and_then(Value::as_array)
+            .unwrap_or(&[]);
+        found.extend(allow.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    ALLOW_RULES
+        .iter()
+        .all(|rule| found.iter().any(|f| f == rule))
+}
+
+/// Checks the parts common to both events; returns the payload and the command.
+fn bash_call(payload: &str) -> Result<(Value, String), Answer> {
+    let value = json::parse(payload).map_err(|_| Answer::leave(Some("malformed JSON payload")))?;
+    if value.as_object().is_none() {
+        return Err(Answer::leave(Some("payload is not a JSON object")));
+    }
+    match value.get("tool_name").and_then(Value::as_str) {
+        Some("Bash") => {}
+        Some(_) => return Err(Answer::leave(Some("not a Bash call"))),
+        None => return Err(Answer::leave(Some("no tool_name in the payload"))),
+    }
+    let command = value
+        .get("tool_input")
+        .and_then(|t| t.get("command"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    match command {
+        Some(c) if !c.trim().is_empty() => Ok((value, c)),
+        _ => Err(Answer::leave(Some("empty command"))),
+    }
+}
+
+/// The PreToolUse answer; `rules_present` says, for the payload's `cwd`, whether the allow
+/// rules `sqz init` adds are in the user's settings.
+pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bool) -> Answer {
+    let (value, command) = match bash_call(payload) {
+        Ok(call) => call,
+        Err(answer) => return answer,
+    };
+    let Some(input) = value.get("tool_input").filter(|t| t.as_object().is_some()) else {
+        return Answer::leave(Some("tool_input is not an object"));
+    };
+    if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+        return Answer::leave(None);
+    }
+    let Decision::Rewrite(new) = decide(&command) else {
+        return Answer::leave(None);
+    };
+    let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
+    if !rules_present(cwd) {
+        return Answer::leave(Some("the allow rules are missing (run sqz init)"));
+    }
+    let mut updated = input.clone();
+    updated.set("command", Value::str(&new));
+    let mut specific = Value::object();
+    specific.set("hookEventName", Value::str("PreToolUse"));
+    specific.set("updatedInput", updated);
+    let mut out = Value::object();
+    out.set("hookSpecificOutput", specific);
+    Answer {
+        stdout: out.to_compact(),
+        note: None,
+    }
+}
+
+/// The PostToolUse answer. `compress` runs the engine on the output and says what it served.
+pub fn post_answer(
+    payload: &str,
+    truncation_limit: usize,
+    compress: impl FnOnce(&str, &[u8]) -> (Kind, Vec<u8>),
+) -> Answer {
+    let (value, command) = match bash_call(payload) {
+        Ok(call) => call,
+        Err(answer) => return answer,
+    };
+    if command.contains("sqz") {
+        return Answer::leave(None);
+    }
+    let Some(response) = value
+        .get("tool_response")
+        .filter(|r| r.as_object().is_some())
+    else {
+        return Answer::leave(Some("no tool_response object"));
+    };
+    let flag = |k: &str| response.get(k).and_then(Value::as_bool) == Some(true);
+    if flag("interrupted") || flag("isImage") {
+        return Answer::leave(None);
+    }
+    let Some(stdout) = response.get("stdout").and_then(Value::as_str) else {
+        return Answer::leave(Some("tool_response has no stdout"));
+    };
+    let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or("");
+    if stdout.is_empty() || stdout.chars().count() >= truncation_limit {
+        // Nothing to do, or Claude Code already cut it down to a preview.
+        return Answer::leave(None);
+    }
+    let (kind, served) = compress(&command, stdout.as_bytes());
+    if matches!(kind, Kind::Ref | Kind::Slice) {
+        return Answer::leave(None);
+    }
+    let Ok(served) = String::from_utf8(served) else {
+        return Answer::leave(None);
+    };
+    if served == stdout || served.contains("§ref:") || served.len() >= stdout.len() {
+        return Answer::leave(None);
+    }
+    let mut output = Value::object();
+    output.set("stdout", Value::str(&served));
+    output.set("stderr", Value::str(stderr));
+    output.set("interrupted", json::parse("false").expect("literal"));
+    output.set("isImage", json::parse("false").expect("literal"));
+    let mut specific = Value::object();
+    specific.set("hookEventName", Value::str("PostToolUse"));
+    specific.set("updatedToolOutput", output);
+    let mut out = Value::object();
+    out.set("hookSpecificOutput", specific);
+    Answer {
+        stdout: out.to_compact(),
+        note: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pre_payload(command: &str, extra: &str) -> String {
+        let mut cmd = String::new();
+        json::write_string(&mut cmd, command);
+        format!(
+            r#"{{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/proj","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":{cmd},"description":"Run it","timeout":120000{extra}}},"tool_use_id":"toolu_1"}}"#
+        )
+    }
+
+    #[test]
+    fn pre_rewrites_keeping_every_field() {
+        let answer = pre_answer(&pre_payload("git status", ""), |cwd| {
+            assert_eq!(cwd, Some(Path::new("/proj")));
+            true
+        });
+        assert_eq!(answer.note, None);
+        let v = json::parse(&answer.stdout).unwrap();
+        let specific = v.get("hookSpecificOutput").unwrap();
+        assert_eq!(
+            specific.get("hookEventName").unwrap().as_str(),
+            Some("PreToolUse")
+        );
+        assert!(specific.get("permissionDecision").is_none());
+        let input = specific.get("updatedInput").unwrap();
+        let Decision::Rewrite(expected) = decide("git status") else {
+            panic!()
+        };
+        assert_eq!(
+            input.get("command").unwrap().as_str(),
+            Some(expected.as_str())
+        );
+        assert_eq!(input.get("description").unwrap().as_str(), Some("Run it"));
+        assert_eq!(input.get("timeout").unwrap().as_i64(), Some(120000));
+        assert!(!answer.stdout.contains("allow\""));
+    }
+
+    #[test]
+    fn pre_leaves_without_the_allow_rules() {
+        let answer = pre_answer(&pre_payload("git status", ""), |_| false);
+        assert_eq!(answer.stdout, "{}");
+        assert!(answer.note.unwrap().contains("sqz init"));
+    }
+
+    #[test]
+    fn pre_leaves_what_it_must() {
+        let cases = [
+            pre_payload("git status", r#","run_in_background":true"#),
+            pre_payload("cd src && make", ""),
+            pre_payload("", ""),
+            pre_payload("   ", ""),
+            "{not json".to_string(),
+            "[]".to_string(),
+            "".to_string(),
+            r#"{"tool_name":"Read","tool_input":{"file_path":"/a"}}"#.to_string(),
+            r#"{"tool_name":"Bash","tool_input":{}}"#.to_string(),
+            r#"{"tool_name":"Bash"}"#.to_string(),
+        ];
+        for payload in cases {
+            let answer = pre_answer(&payload, |_| true);
+            assert_eq!(answer.stdout, "{}", "{payload}");
+            assert!(!answer.stdout.contains("permissionDecision"));
+        }
+        let bad = pre_answer("{not json", |_| true);
+        assert!(bad.note.unwrap().contains("malformed"));
+        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| true);
+        assert!(other.note.unwrap().contains("not a Bash call"));
+    }
+
+    fn post_payload(command: &str, stdout: &str, extra: &str) -> String {
+        let (mut c, mut o) = (String::new(), String::new());
+        json::write_string(&mut c, command);
+        json::write_string(&mut o, stdout);
+        format!(
+            r#"{{"session_id":"abc","cwd":"/proj","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":{c},"description":"d"}},"tool_response":{{"stdout":{o},"stderr":"warn","interrupted":false,"isImage":false{extra}}},"tool_use_id":"toolu_1"}}"#
+        )
+    }
+
+    #[test]
+    fn post_replaces_output_in_the_bash_shape() {
+        let answer = post_answer(
+            &post_payload("cd x && make", "long\nlong\n", ""),
+            30_000,
+            |label, body| {
+                assert_eq!(label, "cd x && make");
+                assert_eq!(body, b"long\nlong\n");
+                (Kind::Generic, b"long x2\n".to_vec())
+            },
+        );
+        let v = json::parse(&answer.stdout).unwrap();
+        let specific = v.get("hookSpecificOutput").unwrap();
+        assert_eq!(
+            specific.get("hookEventName").unwrap().as_str(),
+            Some("PostToolUse")
+        );
+        let out = specific.get("updatedToolOutput").unwrap();
+        assert_eq!(out.get("stdout").unwrap().as_str(), Some("long x2\n"));
+        assert_eq!(out.get("stderr").unwrap().as_str(), Some("warn"));
+        assert_eq!(out.get("interrupted").unwrap().as_bool(), Some(false));
+        assert_eq!(out.get("isImage").unwrap().as_bool(), Some(false));
+    }
+
+    #[test]
+    fn post_never_answers_with_a_reference_and_leaves_what_it_must() {
+        let never = |_: &str, _: &[u8]| -> (Kind, Vec<u8>) { panic!("must not compress") };
+        for payload in [
+            post_payload("{ ls 2>&1; } | sqz compress --cmd 'ls'", "a\n", ""),
+            post_payload("ls", "a\n", "")
+                .replace(r#""interrupted":false"#, r#""interrupted":true"#),
+            post_payload("ls", "a\n", "").replace(r#""isImage":false"#, r#""isImage":true"#),
+            post_payload("ls", "", ""),
+            post_payload("ls", &"x".repeat(40), ""),
+            "{bad".to_string(),
+            r#"{"tool_name":"Grep","tool_input":{"command":"x"}}"#.to_string(),
+            r#"{"tool_name":"Bash","tool_input":{"command":""},"tool_response":{"stdout":"a"}}"#
+                .to_string(),
+        ] {
+            assert_eq!(post_answer(&payload, 30, never).stdout, "{}", "{payload}");
+        }
+        let reference = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, _| {
+            (Kind::Ref, "§ref:abcd§\n".into())
+        });
+        assert_eq!(reference.stdout, "{}");
+        let unchanged = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, b| {
+            (Kind::Fresh, b.to_vec())
+        });
+        assert_eq!(unchanged.stdout, "{}");
+    }
+
+    #[test]
+    fn settings_are_found_in_user_and_project_files() {
+        let dir = std::env::temp_dir().join(format!("sqz-claude-settings-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (home, proj) = (dir.join("home"), dir.join("proj"));
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(proj.join(".claude")).unwrap();
+        let files = settings_files(Some(&home), None, Some(&proj));
+        assert!(!allow_rules_present(&files));
+        let rule = |r: &str| {
+            let mut s = String::new();
+            json::write_string(&mut s, r);
+            s
+        };
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            format!(
+                r#"{{"permissions":{{"allow":[{}]}}}}"#,
+                rule(ALLOW_RULES[0])
+            ),
+        )
+        .unwrap();
+        assert!(!allow_rules_present(&files));
+        std::fs::write(
+            proj.join(".claude/settings.local.json"),
+            format!(
+                r#"{{"permissions":{{"allow":["Bash(ls:*)",{}]}}}}"#,
+                rule(ALLOW_RULES[1])
+            ),
+        )
+        .unwrap();
+        assert!(allow_rules_present(&files));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
