@@ -14,6 +14,9 @@ pub enum Command {
     Reset { all: bool },
     Demo,
     Hook { client: String },
+    Init(Setup),
+    Uninstall(Setup),
+    Doctor { global: bool, fix: bool },
     Help { topic: Option<String> },
     Version,
 }
@@ -23,6 +26,15 @@ pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
     pub text: Option<String>,
+}
+
+/// The flags of `sqz init` and `sqz uninstall`.
+#[derive(Default)]
+pub struct Setup {
+    pub global: bool,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    pub dry_run: bool,
 }
 
 /// One subcommand's help: usage line and description.
@@ -38,6 +50,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
     ("hook", "sqz hook CLIENT",
      "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again."),
+    ("init", "sqz init [--global] [--only C,…] [--skip C,…] [--dry-run]",
+     "Configure the agents found under HOME to use sqz (hooks, allow rules, MCP, guidance).\n  --global      user-level files under HOME instead of the current project\n  --only C,…    just these clients: claude gemini copilot opencode codex kiro cursor windsurf\n                cline zed (configured even when not found)\n  --skip C,…    not these clients\n  --dry-run     print what would be written, write nothing\nExisting files are merged, never replaced; running it again changes nothing."),
+    ("uninstall", "sqz uninstall [--global] [--only C,…] [--skip C,…] [--dry-run]",
+     "Remove exactly what sqz init added, leaving everything else."),
+    ("doctor", "sqz doctor [--global] [--fix]",
+     "Report per client: found, tier, configured, duplicate or stale hooks, missing allow rules,\nMCP registration, sqz on PATH and the last compression. --fix runs init where needed."),
     ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
     ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
 ];
@@ -70,6 +88,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
                     hash,
                 }),
                 "reset" => parse_reset(&mut parser),
+                "init" => parse_setup(&mut parser, "init", Command::Init),
+                "uninstall" => parse_setup(&mut parser, "uninstall", Command::Uninstall),
+                "doctor" => parse_doctor(&mut parser),
                 "demo" => no_args(&mut parser, "demo", Command::Demo),
                 "hook" => one_value(&mut parser, "hook", "CLIENT", |client| Command::Hook {
                     client,
@@ -139,6 +160,52 @@ fn parse_reset(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         }
     }
     Ok(Command::Reset { all })
+}
+
+fn parse_setup(
+    parser: &mut lexopt::Parser,
+    command: &str,
+    make: fn(Setup) -> Command,
+) -> Result<Command, lexopt::Error> {
+    let mut s = Setup::default();
+    let list = |v: String| -> Vec<String> {
+        v.split(',')
+            .map(|c| c.trim().to_ascii_lowercase())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("global") => s.global = true,
+            Long("only") => s.only.extend(list(parser.value()?.string()?)),
+            Long("skip") => s.skip.extend(list(parser.value()?.string()?)),
+            Long("dry-run") => s.dry_run = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some(command.into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(make(s))
+}
+
+fn parse_doctor(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let (mut global, mut fix) = (false, false);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("global") => global = true,
+            Long("fix") => fix = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("doctor".into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Doctor { global, fix })
 }
 
 fn no_args(

@@ -4,6 +4,7 @@
 pub mod compress;
 mod demo;
 mod expand;
+mod init;
 mod manage;
 
 use crate::cli::Command;
@@ -28,6 +29,9 @@ pub fn run(command: Command, env: &Env) -> i32 {
                 0
             }
         },
+        Command::Init(setup) => init::init(&setup),
+        Command::Uninstall(setup) => init::uninstall(&setup),
+        Command::Doctor { global, fix } => init::doctor(global, fix, env),
         Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
             Some(text) => {
                 write_stdout(text.as_bytes());

@@ -1,0 +1,1038 @@
+//! `sqz init`, `sqz uninstall` and `sqz doctor`: the agent configuration sqz adds, removes and
+//! checks (SPEC §7). Every change is one of three kinds, each reversible on its own:
+//! members merged into a JSON file (hooks, allow rules, MCP servers), a sentinel-bracketed block
+//! in a text file, or a whole file sqz owns. A JSON file that does not parse strictly (comments,
+//! trailing commas) is never rewritten: a paste-ready snippet is printed instead.
+//!
+//! Scope: by default the project in the current directory (`./.claude/settings.json`,
+//! `./.mcp.json`, `./AGENTS.md`, …), because project files are where Claude Code, Gemini and
+//! the rules-file clients look first and they can be committed; `--global` writes the user-level
+//! files under HOME instead. Codex keeps MCP servers only in `~/.codex/config.toml`, so that
+//! one is written in both scopes.
+
+use crate::cli::Setup;
+use crate::json::{self, Value};
+use std::path::{Path, PathBuf};
+
+pub const CLIENTS: [&str; 10] = [
+    "claude", "gemini", "copilot", "opencode", "codex", "kiro", "cursor", "windsurf", "cline",
+    "zed",
+];
+
+const BEGIN_MD: &str = "<!-- sqz:begin -->";
+const END_MD: &str = "<!-- sqz:end -->";
+const BEGIN_TOML: &str = "# sqz:begin";
+const END_TOML: &str = "# sqz:end";
+
+/// Where the configuration goes.
+pub struct Scope {
+    pub home: PathBuf,
+    pub base: PathBuf,
+    pub global: bool,
+}
+
+impl Scope {
+    pub fn from_process(global: bool) -> Result<Scope, String> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or("HOME is not set")?;
+        let base = if global {
+            home.clone()
+        } else {
+            std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?
+        };
+        Ok(Scope { home, base, global })
+    }
+
+    fn claude_dir(&self) -> PathBuf {
+        if self.global {
+            if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+                return PathBuf::from(dir);
+            }
+        }
+        self.base.join(".claude")
+    }
+}
+
+/// One change to one file.
+enum Change {
+    /// Members merged into a JSON object file.
+    Json {
+        path: PathBuf,
+        add: fn(&mut Value),
+        remove: fn(&mut Value) -> bool,
+    },
+    /// A sentinel-bracketed block in a text file others also write.
+    Block {
+        path: PathBuf,
+        begin: &'static str,
+        end: &'static str,
+        body: String,
+    },
+    /// A file sqz creates and owns whole; `marker` in it proves it is ours.
+    Owned {
+        path: PathBuf,
+        text: String,
+        marker: &'static str,
+    },
+}
+
+impl Change {
+    fn path(&self) -> &Path {
+        match self {
+            Change::Json { path, .. } | Change::Block { path, .. } | Change::Owned { path, .. } => {
+                path
+            }
+        }
+    }
+}
+
+pub fn tier(client: &str) -> &'static str {
+    match client {
+        "claude" | "gemini" | "copilot" | "opencode" => "transparent",
+        _ => "advisory",
+    }
+}
+
+/// The client's config directory under HOME: its presence means the client is installed.
+fn found(client: &str, home: &Path) -> bool {
+    let dirs: &[&str] = match client {
+        "claude" => &[".claude"],
+        "gemini" => &[".gemini"],
+        "copilot" => &[".copilot"],
+        "opencode" => &[".config/opencode"],
+        "codex" => &[".codex"],
+        "kiro" => &[".kiro"],
+        "cursor" => &[".cursor"],
+        "windsurf" => &[".codeium/windsurf", ".windsurf"],
+        "cline" => &[".cline", "Documents/Cline"],
+        "zed" => &[".config/zed"],
+        _ => &[],
+    };
+    dirs.iter().any(|d| home.join(d).is_dir())
+}
+
+/// Everything init writes for one client in this scope.
+fn changes(client: &str, scope: &Scope) -> Vec<Change> {
+    let b = &scope.base;
+    let h = &scope.home;
+    match client {
+        "claude" => vec![
+            Change::Json {
+                path: scope.claude_dir().join("settings.json"),
+                add: claude_add,
+                remove: claude_remove,
+            },
+            Change::Json {
+                path: if scope.global {
+                    h.join(".claude.json")
+                } else {
+                    b.join(".mcp.json")
+                },
+                add: mcp_add,
+                remove: mcp_remove,
+            },
+        ],
+        "gemini" => vec![Change::Json {
+            path: b.join(".gemini").join("settings.json"),
+            add: gemini_add,
+            remove: gemini_remove,
+        }],
+        "copilot" => vec![Change::Owned {
+            path: if scope.global {
+                h.join(".copilot").join("hooks").join("sqz.json")
+            } else {
+                b.join(".github").join("hooks").join("sqz.json")
+            },
+            text: copilot_hooks(),
+            marker: "sqz hook copilot",
+        }],
+        "opencode" => vec![Change::Owned {
+            path: if scope.global {
+                h.join(".config").join("opencode").join("plugins").join("sqz.js")
+            } else {
+                b.join(".opencode").join("plugins").join("sqz.js")
+            },
+            text: opencode_plugin(),
+            marker: "sqz:begin",
+        }],
+        "codex" => vec![
+            Change::Block {
+                path: if scope.global {
+                    h.join(".codex").join("AGENTS.md")
+                } else {
+                    b.join("AGENTS.md")
+                },
+                begin: BEGIN_MD,
+                end: END_MD,
+                body: guidance(),
+            },
+            Change::Block {
+                path: h.join(".codex").join("config.toml"),
+                begin: BEGIN_TOML,
+                end: END_TOML,
+                body: "[mcp_servers.sqz]\ncommand = \"sqz\"\nargs = [\"mcp\"]\n".into(),
+            },
+        ],
+        "kiro" => vec![Change::Owned {
+            path: b.join(".kiro").join("steering").join("sqz.md"),
+            text: format!("---\ninclusion: always\n---\n{BEGIN_MD}\n{}{END_MD}\n", guidance()),
+            marker: BEGIN_MD,
+        }],
+        "cursor" if !scope.global => vec![Change::Owned {
+            path: b.join(".cursor").join("rules").join("sqz.mdc"),
+            text: format!(
+                "---\ndescription: How to read and expand sqz-compressed command output\nglobs:\nalwaysApply: true\n---\n{BEGIN_MD}\n{}{END_MD}\n",
+                guidance()
+            ),
+            marker: BEGIN_MD,
+        }],
+        "windsurf" => vec![if scope.global {
+            Change::Block {
+                path: h.join(".codeium/windsurf/memories/global_rules.md"),
+                begin: BEGIN_MD,
+                end: END_MD,
+                body: guidance(),
+            }
+        } else {
+            Change::Owned {
+                path: b.join(".windsurf").join("rules").join("sqz.md"),
+                text: format!("---\ntrigger: always_on\n---\n{BEGIN_MD}\n{}{END_MD}\n", guidance()),
+                marker: BEGIN_MD,
+            }
+        }],
+        "cline" => {
+            let dir = if scope.global {
+                h.join("Documents").join("Cline").join("Rules")
+            } else {
+                b.join(".clinerules")
+            };
+            if dir.is_file() {
+                // A single `.clinerules` file: a block inside it.
+                vec![Change::Block {
+                    path: dir,
+                    begin: BEGIN_MD,
+                    end: END_MD,
+                    body: guidance(),
+                }]
+            } else {
+                vec![Change::Owned {
+                    path: dir.join("sqz.md"),
+                    text: format!("{BEGIN_MD}\n{}{END_MD}\n", guidance()),
+                    marker: BEGIN_MD,
+                }]
+            }
+        }
+        "zed" => vec![Change::Json {
+            path: if scope.global {
+                h.join(".config").join("zed").join("settings.json")
+            } else {
+                b.join(".zed").join("settings.json")
+            },
+            add: zed_add,
+            remove: zed_remove,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// The guidance every advisory client gets, and the one text that explains sqz's markers.
+pub fn guidance() -> String {
+    "## sqz: compressed command output\n\
+\n\
+sqz shortens command output before you read it; nothing is lost, everything can be expanded.\n\
+\n\
+- Pipe commands with long or repetitive output (builds, tests, logs, `git log`, `find`, JSON)\n\
+  through sqz: `{ CMD 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; } | sqz compress --cmd 'CMD'`.\n\
+  The exit status of CMD is kept. Short or interactive commands need no sqz.\n\
+- For long files, large searches and directory listings, and for anything you read more than\n\
+  once, prefer the sqz MCP tools `sqz_read_file`, `sqz_grep` and `sqz_list_dir`.\n\
+- `§ref:HASH§` stands for output you were already shown, unchanged; `§ref:HASH:La-b§` for\n\
+  lines a to b of it; `§delta:HASH§` introduces only what changed since that output.\n\
+  `[… N … lines · sqz expand HASH:La-b]` marks N folded lines.\n\
+- To see the original bytes run `sqz expand HASH` (or `sqz expand HASH:La-b` for some lines).\n\
+- To get output uncompressed-by-reference, run the command with `SQZ_NO_DEDUP=1` or use\n\
+  `sqz compress --no-cache`; drop the sqz pipe entirely to get the raw output.\n"
+        .to_string()
+}
+
+fn copilot_hooks() -> String {
+    let mut hook = Value::object();
+    hook.set("type", Value::str("command"));
+    hook.set("bash", Value::str("sqz hook copilot"));
+    hook.set("timeoutSec", Value::int(30));
+    let mut hooks = Value::object();
+    hooks.set("preToolUse", Value::Array(vec![hook]));
+    let mut doc = Value::object();
+    doc.set("version", Value::int(1));
+    doc.set("hooks", hooks);
+    pretty(&doc)
+}
+
+fn opencode_plugin() -> String {
+    r#"// sqz:begin — written by `sqz init`; `sqz uninstall` removes this file.
+// Passes each bash command to `sqz hook opencode`, which answers with the command to run.
+// Any failure leaves the command exactly as written.
+export const SqzPlugin = async () => ({
+  "tool.execute.before": async (input, output) => {
+    if (input.tool !== "bash" || typeof output.args?.command !== "string") return;
+    try {
+      const proc = Bun.spawn(["sqz", "hook", "opencode"], {
+        stdin: "pipe", stdout: "pipe", stderr: "inherit",
+      });
+      proc.stdin.write(JSON.stringify({ tool: input.tool, args: output.args }));
+      proc.stdin.end();
+      const text = await new Response(proc.stdout).text();
+      await proc.exited;
+      const reply = JSON.parse(text || "{}");
+      const command = reply?.args?.command ?? reply?.command;
+      if (typeof command === "string" && command.length > 0) output.args.command = command;
+    } catch (_) {
+      // never block: the command runs as written
+    }
+  },
+});
+// sqz:end
+"#
+    .to_string()
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = v.to_pretty();
+    s.push('\n');
+    s
+}
+
+fn handler(command: &str) -> Value {
+    let mut h = Value::object();
+    h.set("type", Value::str("command"));
+    h.set("command", Value::str(command));
+    h
+}
+
+fn is_ours(handler: &Value) -> bool {
+    handler
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|c| c == "sqz" || c.starts_with("sqz "))
+}
+
+/// The object at `key`, created (appended) when missing; `None` if it holds something else.
+fn object_at<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Value> {
+    if v.get(key).is_none() {
+        v.set(key, Value::object());
+    }
+    v.get_mut(key).filter(|o| o.as_object().is_some())
+}
+
+fn array_at<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Vec<Value>> {
+    if v.get(key).is_none() {
+        v.set(key, Value::Array(Vec::new()));
+    }
+    v.get_mut(key)?.as_array_mut()
+}
+
+/// Handlers of `event` whose command is `command`, across all entries.
+pub fn count_hooks(doc: &Value, event: &str, command: &str) -> usize {
+    let Some(entries) = doc
+        .get("hooks")
+        .and_then(|h| h.get(event))
+        .and_then(Value::as_array)
+    else {
+        return 0;
+    };
+    entries
+        .iter()
+        .filter_map(|e| e.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter(|h| h.get("command").and_then(Value::as_str) == Some(command))
+        .count()
+}
+
+/// Ensures exactly one `{matcher, hooks:[command]}` handler for `command` under `event`:
+/// one already there is left where it stands; none or duplicates become one appended entry.
+fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &str) {
+    if count_hooks(doc, event, command) == 1 {
+        return;
+    }
+    remove_hooks(doc, event, |h| {
+        h.get("command").and_then(Value::as_str) == Some(command)
+    });
+    let Some(hooks) = object_at(doc, "hooks") else {
+        return;
+    };
+    let Some(entries) = array_at(hooks, event) else {
+        return;
+    };
+    let mut entry = Value::object();
+    if let Some(m) = matcher {
+        entry.set("matcher", Value::str(m));
+    }
+    entry.set("hooks", Value::Array(vec![handler(command)]));
+    entries.push(entry);
+}
+
+/// Removes matching handlers under `event`, then entries, arrays and objects left empty by it.
+fn remove_hooks(doc: &mut Value, event: &str, pred: impl Fn(&Value) -> bool) -> bool {
+    let Some(entries) = doc
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut(event))
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let mut removed = false;
+    entries.retain_mut(|entry| {
+        let Some(handlers) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
+            return true;
+        };
+        let before = handlers.len();
+        handlers.retain(|h| !pred(h));
+        if handlers.len() == before {
+            return true;
+        }
+        removed = true;
+        !handlers.is_empty()
+    });
+    if removed {
+        prune(doc, &["hooks", event]);
+    }
+    removed
+}
+
+/// Drops `path`'s last member if it is an empty array/object, then its parents likewise.
+fn prune(doc: &mut Value, path: &[&str]) {
+    for depth in (1..=path.len()).rev() {
+        let (parents, last) = path[..depth].split_at(depth - 1);
+        let mut at = &mut *doc;
+        for key in parents {
+            match at.get_mut(key) {
+                Some(v) => at = v,
+                None => return,
+            }
+        }
+        let empty = match at.get(last[0]) {
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(Value::Object(o)) => o.is_empty(),
+            _ => false,
+        };
+        if !empty {
+            return;
+        }
+        at.remove(last[0]);
+    }
+}
+
+const CLAUDE_HOOKS: [(&str, Option<&str>, &str); 4] = [
+    ("PreToolUse", Some("Bash"), "sqz hook claude"),
+    ("PostToolUse", Some("Bash"), "sqz hook claude-post"),
+    ("PreCompact", None, "sqz hook precompact"),
+    ("SessionStart", Some("compact"), "sqz resume"),
+];
+
+fn claude_add(doc: &mut Value) {
+    for (event, matcher, command) in CLAUDE_HOOKS {
+        ensure_hook(doc, event, matcher, command);
+    }
+    let Some(perms) = object_at(doc, "permissions") else {
+        return;
+    };
+    let Some(allow) = array_at(perms, "allow") else {
+        return;
+    };
+    for rule in crate::hook::rewrite::ALLOW_RULES {
+        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+            allow.push(Value::str(rule));
+        }
+    }
+}
+
+fn claude_remove(doc: &mut Value) -> bool {
+    let mut removed = false;
+    for (event, _, _) in CLAUDE_HOOKS {
+        removed |= remove_hooks(doc, event, is_ours);
+    }
+    if let Some(allow) = doc
+        .get_mut("permissions")
+        .and_then(|p| p.get_mut("allow"))
+        .and_then(Value::as_array_mut)
+    {
+        let before = allow.len();
+        allow.retain(|r| {
+            !r.as_str()
+                .is_some_and(|r| crate::hook::rewrite::ALLOW_RULES.contains(&r))
+        });
+        if allow.len() != before {
+            removed = true;
+            prune(doc, &["permissions", "allow"]);
+        }
+    }
+    removed
+}
+
+pub fn sqz_server() -> Value {
+    let mut s = Value::object();
+    s.set("command", Value::str("sqz"));
+    s.set("args", Value::Array(vec![Value::str("mcp")]));
+    s
+}
+
+fn set_server(doc: &mut Value, key: &str, server: Value) {
+    if let Some(servers) = object_at(doc, key) {
+        if servers.get("sqz") != Some(&server) {
+            servers.set("sqz", server);
+        }
+    }
+}
+
+fn remove_server(doc: &mut Value, key: &str) -> bool {
+    let removed = doc.get_mut(key).and_then(|s| s.remove("sqz")).is_some();
+    if removed {
+        prune(doc, &[key]);
+    }
+    removed
+}
+
+fn mcp_add(doc: &mut Value) {
+    set_server(doc, "mcpServers", sqz_server());
+}
+
+fn mcp_remove(doc: &mut Value) -> bool {
+    remove_server(doc, "mcpServers")
+}
+
+fn gemini_add(doc: &mut Value) {
+    ensure_hook(
+        doc,
+        "BeforeTool",
+        Some("run_shell_command"),
+        "sqz hook gemini",
+    );
+}
+
+fn gemini_remove(doc: &mut Value) -> bool {
+    remove_hooks(doc, "BeforeTool", is_ours)
+}
+
+fn zed_server() -> Value {
+    let mut s = Value::object();
+    s.set("source", Value::str("custom"));
+    s.set("command", Value::str("sqz"));
+    s.set("args", Value::Array(vec![Value::str("mcp")]));
+    s.set("env", Value::object());
+    s
+}
+
+fn zed_add(doc: &mut Value) {
+    set_server(doc, "context_servers", zed_server());
+}
+
+fn zed_remove(doc: &mut Value) -> bool {
+    remove_server(doc, "context_servers")
+}
+
+/// `text` with the block set to `body` (replacing an existing one in place, else appended).
+fn with_block(text: &str, begin: &str, end: &str, body: &str) -> String {
+    let block = format!("{begin}\n{body}{end}\n");
+    if let Some((start, stop)) = find_block(text, begin, end) {
+        return format!("{}{block}{}", &text[..start], &text[stop..]);
+    }
+    let mut out = text.to_string();
+    if !out.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.push_str(&block);
+    out
+}
+
+/// Byte range of the block, from its begin line to after its end line's newline.
+fn find_block(text: &str, begin: &str, end: &str) -> Option<(usize, usize)> {
+    let start = text.find(begin)?;
+    let end_at = start + text[start..].find(end)?;
+    let mut stop = end_at + end.len();
+    if text[stop..].starts_with('\n') {
+        stop += 1;
+    }
+    Some((start, stop))
+}
+
+/// `text` without the block and the blank line init put before it.
+fn without_block(text: &str, begin: &str, end: &str) -> Option<String> {
+    let (mut start, stop) = find_block(text, begin, end)?;
+    if stop == text.len() && text[..start].ends_with("\n\n") {
+        start -= 1;
+    }
+    Some(format!("{}{}", &text[..start], &text[stop..]))
+}
+
+/// What applying one change would make of its file: `Ok(None)` when nothing changes.
+enum Outcome {
+    Same,
+    Write(String),
+    Delete,
+    /// Left alone; the reason and a snippet to paste.
+    Manual(String),
+}
+
+fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn plan(change: &Change, install: bool) -> Result<Outcome, String> {
+    let current = read(change.path())?;
+    match change {
+        Change::Json { add, remove, .. } => {
+            let text = current.unwrap_or_default();
+            let mut doc = if text.trim().is_empty() {
+                Value::object()
+            } else {
+                match json::parse(&text) {
+                    Ok(doc) if doc.as_object().is_some() => doc,
+                    Ok(_) => return Ok(manual(change, install, "is not a JSON object")),
+                    Err(e) => return Ok(manual(change, install, &e.to_string())),
+                }
+            };
+            if install {
+                add(&mut doc);
+                let out = pretty(&doc);
+                if text.trim().is_empty() || json::parse(&text).ok().as_ref() != Some(&doc) {
+                    return Ok(Outcome::Write(out));
+                }
+                Ok(Outcome::Same)
+            } else if remove(&mut doc) {
+                if doc.as_object().is_some_and(|o| o.is_empty()) {
+                    Ok(Outcome::Delete)
+                } else {
+                    Ok(Outcome::Write(pretty(&doc)))
+                }
+            } else {
+                Ok(Outcome::Same)
+            }
+        }
+        Change::Block {
+            begin, end, body, ..
+        } => {
+            let text = current.unwrap_or_default();
+            if install {
+                let first = body.lines().next().unwrap_or("");
+                if *begin == BEGIN_TOML
+                    && find_block(&text, begin, end).is_none()
+                    && text.lines().any(|l| l.trim() == first)
+                {
+                    return Ok(Outcome::Manual(format!(
+                        "{} already has {first} outside sqz's markers; left alone",
+                        change.path().display()
+                    )));
+                }
+                let out = with_block(&text, begin, end, body);
+                Ok(if out == text {
+                    Outcome::Same
+                } else {
+                    Outcome::Write(out)
+                })
+            } else {
+                match without_block(&text, begin, end) {
+                    Some(out) if out.trim().is_empty() => Ok(Outcome::Delete),
+                    Some(out) => Ok(Outcome::Write(out)),
+                    None => Ok(Outcome::Same),
+                }
+            }
+        }
+        Change::Owned { text, marker, .. } => match (install, current) {
+            (true, Some(cur)) if cur == *text => Ok(Outcome::Same),
+            (true, Some(cur)) if !cur.contains(marker) => Ok(Outcome::Manual(format!(
+                "{} exists and was not written by sqz; left alone",
+                change.path().display()
+            ))),
+            (true, _) => Ok(Outcome::Write(text.clone())),
+            (false, Some(cur)) if cur.contains(marker) => Ok(Outcome::Delete),
+            (false, _) => Ok(Outcome::Same),
+        },
+    }
+}
+
+fn manual(change: &Change, install: bool, why: &str) -> Outcome {
+    let Change::Json { add, .. } = change else {
+        return Outcome::Manual(why.to_string());
+    };
+    let path = change.path().display();
+    if !install {
+        return Outcome::Manual(format!(
+            "{path} is not plain JSON ({why}); left alone: remove the sqz entries by hand"
+        ));
+    }
+    let mut snippet = Value::object();
+    add(&mut snippet);
+    Outcome::Manual(format!(
+        "{path} is not plain JSON ({why}); left alone. Merge this into it:\n{}",
+        pretty(&snippet)
+    ))
+}
+
+/// Writes through a temporary file in the same directory, then renames over the target.
+fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.sqz-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(e)
+    })
+}
+
+/// Clients to act on: `--only` as given, else found ones (or, for uninstall, all) minus `--skip`.
+fn selected(setup: &Setup, home: &Path, all: bool) -> Result<Vec<&'static str>, String> {
+    for name in setup.only.iter().chain(&setup.skip) {
+        if !CLIENTS.contains(&name.as_str()) {
+            return Err(format!(
+                "unknown client '{name}' (clients: {})",
+                CLIENTS.join(", ")
+            ));
+        }
+    }
+    Ok(CLIENTS
+        .into_iter()
+        .filter(|c| {
+            if setup.only.is_empty() {
+                all || found(c, home)
+            } else {
+                setup.only.iter().any(|o| o == c)
+            }
+        })
+        .filter(|c| !setup.skip.iter().any(|s| s == c))
+        .collect())
+}
+
+/// Applies (or with `dry_run` prints) every change for `clients`; returns the exit status.
+fn apply(clients: &[&str], scope: &Scope, install: bool, dry_run: bool) -> i32 {
+    let mut status = 0;
+    let mut out = String::new();
+    for client in clients {
+        let list = changes(client, scope);
+        if list.is_empty() {
+            out.push_str(&format!("{client:<9} nothing to write in this scope\n"));
+        }
+        for change in &list {
+            let path = change.path();
+            let shown = path.display();
+            match plan(change, install) {
+                Err(e) => {
+                    eprintln!("sqz: {client}: {e}");
+                    status = 1;
+                }
+                Ok(Outcome::Same) if install || path.exists() => {
+                    out.push_str(&format!("{client:<9} unchanged {shown}\n"))
+                }
+                Ok(Outcome::Same) => {}
+                Ok(Outcome::Manual(msg)) => {
+                    out.push_str(&format!("{client:<9} {msg}\n"));
+                    status = status.max(1);
+                }
+                Ok(Outcome::Write(text)) if dry_run => {
+                    out.push_str(&format!("{client:<9} would write {shown}:\n{text}"));
+                    if !text.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+                Ok(Outcome::Delete) if dry_run => {
+                    out.push_str(&format!("{client:<9} would remove {shown}\n"))
+                }
+                Ok(Outcome::Write(text)) => match write_atomic(path, &text) {
+                    Ok(()) => out.push_str(&format!("{client:<9} wrote {shown}\n")),
+                    Err(e) => {
+                        eprintln!("sqz: {client}: {e}");
+                        status = 1;
+                    }
+                },
+                Ok(Outcome::Delete) => match std::fs::remove_file(path) {
+                    Ok(()) => out.push_str(&format!("{client:<9} removed {shown}\n")),
+                    Err(e) => {
+                        eprintln!("sqz: {client}: cannot remove {shown}: {e}");
+                        status = 1;
+                    }
+                },
+            }
+        }
+    }
+    if clients.is_empty() {
+        out.push_str("no agent found under HOME (name one with --only CLIENT)\n");
+    }
+    super::write_stdout(out.as_bytes());
+    status
+}
+
+pub fn init(setup: &Setup) -> i32 {
+    run(setup, true)
+}
+
+pub fn uninstall(setup: &Setup) -> i32 {
+    run(setup, false)
+}
+
+fn run(setup: &Setup, install: bool) -> i32 {
+    let scope = match Scope::from_process(setup.global) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            return 2;
+        }
+    };
+    match selected(setup, &scope.home, !install) {
+        Ok(clients) => apply(&clients, &scope, install, setup.dry_run),
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            2
+        }
+    }
+}
+
+/// Whether `sqz` resolves on PATH to an executable file.
+fn sqz_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("sqz"))
+        .find(|p| p.is_file())
+}
+
+/// One row of `sqz doctor`: (configured, notes).
+fn check(client: &str, scope: &Scope) -> (&'static str, Vec<String>) {
+    let list = changes(client, scope);
+    if list.is_empty() {
+        return ("n/a", vec!["nothing to configure in this scope".into()]);
+    }
+    let mut notes = Vec::new();
+    let mut all = true;
+    let mut any = false;
+    for change in &list {
+        let shown = change.path().display().to_string();
+        let current = match read(change.path()) {
+            Ok(c) => c,
+            Err(e) => {
+                notes.push(e);
+                all = false;
+                continue;
+            }
+        };
+        let Some(text) = current else {
+            all = false;
+            if found(client, &scope.home) {
+                notes.push(format!("{shown}: missing"));
+            }
+            continue;
+        };
+        match change {
+            Change::Json { add, .. } => {
+                let doc = match json::parse(&text) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        all = false;
+                        notes.push(format!("{shown}: not plain JSON ({e}); edit by hand"));
+                        continue;
+                    }
+                };
+                let mut want = doc.clone();
+                add(&mut want);
+                if want == doc {
+                    any = true;
+                } else {
+                    all = false;
+                }
+                json_notes(client, &doc, &shown, &mut notes, &mut any);
+            }
+            Change::Block { begin, end, .. } => match find_block(&text, begin, end) {
+                Some(_) => {
+                    any = true;
+                    if plan(change, true).is_ok_and(|o| !matches!(o, Outcome::Same)) {
+                        all = false;
+                        notes.push(format!("{shown}: sqz block is out of date"));
+                    }
+                }
+                None => {
+                    all = false;
+                    notes.push(format!("{shown}: no sqz block"));
+                }
+            },
+            Change::Owned { text: want, .. } => {
+                if text == *want {
+                    any = true;
+                } else {
+                    all = false;
+                    notes.push(format!("{shown}: differs from what sqz writes"));
+                }
+            }
+        }
+    }
+    let state = if all {
+        "yes"
+    } else if any {
+        "partly"
+    } else {
+        "no"
+    };
+    (state, notes)
+}
+
+fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, any: &mut bool) {
+    let hooks: &[(&str, &str)] = match client {
+        "claude" if doc.get("hooks").is_some() || doc.get("permissions").is_some() => &[
+            ("PreToolUse", "sqz hook claude"),
+            ("PostToolUse", "sqz hook claude-post"),
+            ("PreCompact", "sqz hook precompact"),
+            ("SessionStart", "sqz resume"),
+        ],
+        "gemini" => &[("BeforeTool", "sqz hook gemini")],
+        _ => &[],
+    };
+    for (event, command) in hooks {
+        match count_hooks(doc, event, command) {
+            0 => notes.push(format!("{shown}: no {event} hook `{command}`")),
+            1 => *any = true,
+            n => notes.push(format!("{shown}: {n} duplicate {event} hooks `{command}`")),
+        }
+    }
+    // Stale: a sqz hook under these events that is not one init writes.
+    for (event, _) in hooks {
+        if let Some(entries) = doc
+            .get("hooks")
+            .and_then(|h| h.get(event))
+            .and_then(Value::as_array)
+        {
+            for h in entries
+                .iter()
+                .filter_map(|e| e.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter(|h| is_ours(h))
+            {
+                let cmd = h.get("command").and_then(Value::as_str).unwrap_or("");
+                if !hooks.iter().any(|(_, c)| *c == cmd) {
+                    notes.push(format!("{shown}: stale {event} hook `{cmd}`"));
+                }
+            }
+        }
+    }
+    if client == "claude" && !hooks.is_empty() {
+        let allow: Vec<&str> = doc
+            .get("permissions")
+            .and_then(|p| p.get("allow"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for rule in crate::hook::rewrite::ALLOW_RULES {
+            if !allow.contains(&rule) {
+                notes.push(format!("{shown}: allow rule missing: {rule}"));
+            }
+        }
+    }
+    if doc.get("mcpServers").is_some() || doc.get("context_servers").is_some() {
+        let registered = doc.get("mcpServers").and_then(|s| s.get("sqz")).is_some()
+            || doc
+                .get("context_servers")
+                .and_then(|s| s.get("sqz"))
+                .is_some();
+        if !registered {
+            notes.push(format!("{shown}: MCP server sqz not registered"));
+        }
+    }
+}
+
+pub fn doctor(global: bool, fix: bool, env: &crate::env::Env) -> i32 {
+    let scope = match Scope::from_process(global) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            return 2;
+        }
+    };
+    let mut out = format!(
+        "{:<9} {:<5} {:<11} {:<10} notes\n",
+        "client", "found", "tier", "configured"
+    );
+    let mut to_fix = Vec::new();
+    for client in CLIENTS {
+        let is_found = found(client, &scope.home);
+        let (state, notes) = check(client, &scope);
+        out.push_str(&format!(
+            "{client:<9} {:<5} {:<11} {state:<10} {}\n",
+            if is_found { "yes" } else { "no" },
+            tier(client),
+            notes.first().map(String::as_str).unwrap_or("")
+        ));
+        for note in notes.iter().skip(1) {
+            out.push_str(&format!("{:<38} {note}\n", ""));
+        }
+        if is_found && state != "yes" && state != "n/a" {
+            to_fix.push(client);
+        }
+    }
+    match sqz_on_path() {
+        Some(p) => out.push_str(&format!("sqz on PATH: {}\n", p.display())),
+        None => out.push_str("sqz on PATH: not found — the hooks call `sqz`; install it on PATH\n"),
+    }
+    out.push_str(&match last_compression(env) {
+        Some(at) => format!("last compression: {}\n", ago(at)),
+        None => "last compression: none recorded\n".into(),
+    });
+    super::write_stdout(out.as_bytes());
+    if fix && !to_fix.is_empty() {
+        return apply(&to_fix, &scope, true, false);
+    }
+    i32::from(!to_fix.is_empty())
+}
+
+fn last_compression(env: &crate::env::Env) -> Option<i64> {
+    if !env.db_path.is_file() {
+        return None;
+    }
+    let (store, _) = crate::store::Store::open(&env.db_path).ok()?;
+    store.last_event_at().ok().flatten()
+}
+
+fn ago(at_ms: i64) -> String {
+    let secs = (crate::env::now_ms() - at_ms).max(0) / 1000;
+    match secs {
+        s if s < 120 => format!("{s} s ago"),
+        s if s < 7200 => format!("{} min ago", s / 60),
+        s if s < 172_800 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_round_trips() {
+        let text = "# Mine\n\nmy notes\n";
+        let with = with_block(text, BEGIN_MD, END_MD, "body\n");
+        assert_eq!(with_block(&with, BEGIN_MD, END_MD, "body\n"), with);
+        assert_eq!(without_block(&with, BEGIN_MD, END_MD).unwrap(), text);
+    }
+
+    #[test]
+    fn claude_merge_is_idempotent_and_reversible() {
+        let original = json::parse(
+            r#"{"env":{"A":"1"},"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]},"permissions":{"allow":["Bash(ls:*)"]}}"#,
+        )
+        .unwrap();
+        let mut doc = original.clone();
+        claude_add(&mut doc);
+        let once = doc.clone();
+        claude_add(&mut doc);
+        assert_eq!(doc, once);
+        assert!(claude_remove(&mut doc));
+        assert_eq!(doc, original);
+    }
+}
