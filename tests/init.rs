@@ -410,6 +410,11 @@ fn doctor_reports_configured_unconfigured_and_broken_homes() {
     );
     t.write("home/.claude/settings.json", &settings);
     t.write("home/.gemini/settings.json", "{ not json");
+    t.write(
+        "home/.claude.json",
+        &t.read("home/.claude.json")
+            .replace("\"command\": \"sqz\"", "\"command\": \"/gone/sqz\""),
+    );
     let (out, _, code) = t.sqz(&["doctor", "--global"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("2 duplicate PreToolUse hooks"), "{out}");
@@ -418,6 +423,10 @@ fn doctor_reports_configured_unconfigured_and_broken_homes() {
         "{out}"
     );
     assert!(row(&out, "gemini").contains("not plain JSON"), "{out}");
+    assert!(
+        out.contains("MCP server sqz runs missing /gone/sqz"),
+        "{out}"
+    );
 
     let (out, _, _) = t.sqz(&["doctor", "--global", "--fix"]);
     assert!(out.contains("wrote"), "{out}");
@@ -434,6 +443,9 @@ fn doctor_reports_configured_unconfigured_and_broken_homes() {
         .filter(|h| h.get("command").and_then(|c| c.as_str()) == Some("sqz hook claude"))
         .count();
     assert_eq!(count, 1);
+    assert!(!t.read("home/.claude/settings.json").contains("claude-old"));
+    assert!(!t.read("home/.claude.json").contains("/gone/sqz"));
+    assert!(t.read("home/.claude.json").contains("server-memory"));
     assert_eq!(t.read("home/.gemini/settings.json"), "{ not json");
 }
 
@@ -447,4 +459,32 @@ fn help_lists_the_setup_commands() {
     let (out, _, code) = t.sqz(&["init", "--help"]);
     assert_eq!(code, 0);
     assert!(out.contains("--dry-run"));
+}
+
+#[test]
+fn doctor_shows_the_last_compression() {
+    use std::io::Write;
+    let t = Tree::new("last");
+    let mut child = Command::new(bin())
+        .args(["compress", "--cmd", "seq 1 400"])
+        .env("HOME", t.home())
+        .env("SQZ_DB_PATH", t.root.join("store").join("sessions.db"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let input: String = (1..=400).map(|n| format!("line {n}\n")).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait().unwrap();
+    let (out, _, _) = t.sqz(&["doctor"]);
+    assert!(
+        out.contains("last compression: ") && out.contains(" s ago"),
+        "{out}"
+    );
 }

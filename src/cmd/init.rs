@@ -238,23 +238,29 @@ fn changes(client: &str, scope: &Scope) -> Vec<Change> {
 }
 
 /// The guidance every advisory client gets, and the one text that explains sqz's markers.
+const GUIDANCE: &[&str] = &[
+    "## sqz: compressed command output",
+    "",
+    "sqz shortens command output before you read it. Nothing is lost: every shortening can be expanded.",
+    "",
+    "- Pipe commands with long or repetitive output (builds, tests, logs, `git log`, `find`, JSON)",
+    "  through sqz, keeping the exit status:",
+    "  `{ CMD 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; } | sqz compress --cmd 'CMD'`.",
+    "  Short, interactive or state-changing commands (`cd`, `export`) need no sqz.",
+    "- For long files, large searches and directory listings, and for anything you read more than",
+    "  once, prefer the sqz MCP tools `sqz_read_file`, `sqz_grep` and `sqz_list_dir`.",
+    "- `§ref:HASH§` stands for output you were already shown in this session, unchanged.",
+    "  `§ref:HASH:La-b§` stands for lines a to b of such an output.",
+    "  `§delta:HASH§` is followed by only what changed since that output: `-` removed lines,",
+    "  `+` added lines, ` @@ skip N unchanged lines @@`.",
+    "  `[… N … lines · sqz expand HASH:La-b]` marks N lines left out at that place.",
+    "- To see the original bytes, run `sqz expand HASH` (or `sqz expand HASH:La-b` for some lines).",
+    "- To get a command's output without references, run it with `SQZ_NO_DEDUP=1` or pipe it",
+    "  through `sqz compress --no-cache`; leave out the sqz pipe to get the raw output.",
+];
+
 pub fn guidance() -> String {
-    "## sqz: compressed command output\n\
-\n\
-sqz shortens command output before you read it; nothing is lost, everything can be expanded.\n\
-\n\
-- Pipe commands with long or repetitive output (builds, tests, logs, `git log`, `find`, JSON)\n\
-  through sqz: `{ CMD 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; } | sqz compress --cmd 'CMD'`.\n\
-  The exit status of CMD is kept. Short or interactive commands need no sqz.\n\
-- For long files, large searches and directory listings, and for anything you read more than\n\
-  once, prefer the sqz MCP tools `sqz_read_file`, `sqz_grep` and `sqz_list_dir`.\n\
-- `§ref:HASH§` stands for output you were already shown, unchanged; `§ref:HASH:La-b§` for\n\
-  lines a to b of it; `§delta:HASH§` introduces only what changed since that output.\n\
-  `[… N … lines · sqz expand HASH:La-b]` marks N folded lines.\n\
-- To see the original bytes run `sqz expand HASH` (or `sqz expand HASH:La-b` for some lines).\n\
-- To get output uncompressed-by-reference, run the command with `SQZ_NO_DEDUP=1` or use\n\
-  `sqz compress --no-cache`; drop the sqz pipe entirely to get the raw output.\n"
-        .to_string()
+    GUIDANCE.iter().map(|l| format!("{l}\n")).collect()
 }
 
 fn copilot_hooks() -> String {
@@ -315,7 +321,8 @@ fn is_ours(handler: &Value) -> bool {
     handler
         .get("command")
         .and_then(Value::as_str)
-        .is_some_and(|c| c == "sqz" || c.starts_with("sqz "))
+        .and_then(|c| c.split_whitespace().next())
+        .is_some_and(|program| program == "sqz" || program.ends_with("/sqz"))
 }
 
 /// The object at `key`, created (appended) when missing; `None` if it holds something else.
@@ -352,7 +359,11 @@ pub fn count_hooks(doc: &Value, event: &str, command: &str) -> usize {
 
 /// Ensures exactly one `{matcher, hooks:[command]}` handler for `command` under `event`:
 /// one already there is left where it stands; none or duplicates become one appended entry.
+/// Stale sqz handlers under `event` (another sqz command or path) are dropped first.
 fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &str) {
+    remove_hooks(doc, event, |h| {
+        is_ours(h) && h.get("command").and_then(Value::as_str) != Some(command)
+    });
     if count_hooks(doc, event, command) == 1 {
         return;
     }
@@ -919,6 +930,10 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
                 if !hooks.iter().any(|(_, c)| *c == cmd) {
                     notes.push(format!("{shown}: stale {event} hook `{cmd}`"));
                 }
+                let program = cmd.split_whitespace().next().unwrap_or("");
+                if program.contains('/') && !Path::new(program).is_file() {
+                    notes.push(format!("{shown}: {event} hook runs missing {program}"));
+                }
             }
         }
     }
@@ -943,6 +958,16 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
                 .is_some();
         if !registered {
             notes.push(format!("{shown}: MCP server sqz not registered"));
+        }
+        let program = ["mcpServers", "context_servers"]
+            .iter()
+            .find_map(|k| doc.get(k)?.get("sqz")?.get("command")?.as_str());
+        if let Some(program) = program.filter(|p| *p != "sqz") {
+            if program.contains('/') && !Path::new(program).is_file() {
+                notes.push(format!("{shown}: MCP server sqz runs missing {program}"));
+            } else {
+                notes.push(format!("{shown}: MCP server sqz runs {program}, not sqz"));
+            }
         }
     }
 }
