@@ -284,10 +284,18 @@ fn global_init_twice_is_once_and_uninstall_restores() {
 fn project_init_writes_project_files() {
     let t = realistic("project");
     let before = t.snapshot();
-    let (out, err, code) = t.sqz(&["init", "--only", "claude,codex,cursor,windsurf,cline"]);
+    let (out, err, code) = t.sqz(&[
+        "init",
+        "--only",
+        "claude,codex,cursor,windsurf,cline,zed,kiro,opencode,gemini,copilot",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     let once = t.snapshot();
-    t.sqz(&["init", "--only", "claude,codex,cursor,windsurf,cline"]);
+    t.sqz(&[
+        "init",
+        "--only",
+        "claude,codex,cursor,windsurf,cline,zed,kiro,opencode,gemini,copilot",
+    ]);
     assert_eq!(t.snapshot(), once);
     assert!(t
         .read("project/.claude/settings.json")
@@ -336,8 +344,18 @@ fn only_and_skip_select_clients() {
         .read("home/.copilot/hooks/sqz.json")
         .contains("\"bash\": \"sqz hook copilot\""));
     assert!(t
-        .read("home/.config/opencode/plugins/sqz.js")
+        .read("home/.config/opencode/plugins/sqz.ts")
         .contains("tool.execute.before"));
+    let opencode = json(&t.read("home/.config/opencode/opencode.json"));
+    assert_eq!(
+        opencode
+            .get("mcp")
+            .unwrap()
+            .get("sqz")
+            .unwrap()
+            .to_compact(),
+        r#"{"type":"local","command":["sqz","mcp"],"enabled":true}"#
+    );
     let (_, err, code) = t.sqz(&["init", "--only", "vscode"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown client 'vscode'"), "{err}");

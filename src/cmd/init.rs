@@ -148,15 +148,36 @@ fn changes(client: &str, scope: &Scope) -> Vec<Change> {
             text: copilot_hooks(),
             marker: "sqz hook copilot",
         }],
-        "opencode" => vec![Change::Owned {
-            path: if scope.global {
-                h.join(".config").join("opencode").join("plugins").join("sqz.js")
+        "opencode" => {
+            let dir = if scope.global {
+                h.join(".config").join("opencode")
             } else {
-                b.join(".opencode").join("plugins").join("sqz.js")
-            },
-            text: opencode_plugin(),
-            marker: "sqz:begin",
-        }],
+                b.to_path_buf()
+            };
+            let plugins = if scope.global {
+                dir.join("plugins")
+            } else {
+                b.join(".opencode").join("plugins")
+            };
+            // opencode.jsonc wins when present; with comments it gets a snippet, not an edit.
+            let jsonc = dir.join("opencode.jsonc");
+            vec![
+                Change::Owned {
+                    path: plugins.join("sqz.ts"),
+                    text: opencode_plugin(),
+                    marker: "sqz:begin",
+                },
+                Change::Json {
+                    path: if jsonc.is_file() {
+                        jsonc
+                    } else {
+                        dir.join("opencode.json")
+                    },
+                    add: opencode_add,
+                    remove: opencode_remove,
+                },
+            ]
+        }
         "codex" => vec![
             Change::Block {
                 path: if scope.global {
@@ -175,11 +196,18 @@ fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 body: "[mcp_servers.sqz]\ncommand = \"sqz\"\nargs = [\"mcp\"]\n".into(),
             },
         ],
-        "kiro" => vec![Change::Owned {
-            path: b.join(".kiro").join("steering").join("sqz.md"),
-            text: format!("---\ninclusion: always\n---\n{BEGIN_MD}\n{}{END_MD}\n", guidance()),
-            marker: BEGIN_MD,
-        }],
+        "kiro" => vec![
+            Change::Owned {
+                path: b.join(".kiro").join("steering").join("sqz.md"),
+                text: format!("---\ninclusion: always\n---\n{BEGIN_MD}\n{}{END_MD}\n", guidance()),
+                marker: BEGIN_MD,
+            },
+            Change::Json {
+                path: b.join(".kiro").join("settings").join("mcp.json"),
+                add: mcp_add,
+                remove: mcp_remove,
+            },
+        ],
         "cursor" if !scope.global => vec![Change::Owned {
             path: b.join(".cursor").join("rules").join("sqz.mdc"),
             text: format!(
@@ -224,15 +252,31 @@ fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 }]
             }
         }
-        "zed" => vec![Change::Json {
-            path: if scope.global {
-                h.join(".config").join("zed").join("settings.json")
-            } else {
-                b.join(".zed").join("settings.json")
+        "zed" => vec![
+            Change::Json {
+                path: if scope.global {
+                    h.join(".config").join("zed").join("settings.json")
+                } else {
+                    b.join(".zed").join("settings.json")
+                },
+                add: zed_add,
+                remove: zed_remove,
             },
-            add: zed_add,
-            remove: zed_remove,
-        }],
+            // Zed reads the first rules file it finds; `.rules` when the project has one, else
+            // AGENTS.md, where the block is the same one Codex gets.
+            Change::Block {
+                path: if scope.global {
+                    h.join(".config").join("zed").join("AGENTS.md")
+                } else if b.join(".rules").is_file() {
+                    b.join(".rules")
+                } else {
+                    b.join("AGENTS.md")
+                },
+                begin: BEGIN_MD,
+                end: END_MD,
+                body: guidance(),
+            },
+        ],
         _ => Vec::new(),
     }
 }
@@ -524,6 +568,21 @@ fn gemini_add(doc: &mut Value) {
 
 fn gemini_remove(doc: &mut Value) -> bool {
     remove_hooks(doc, "BeforeTool", is_ours)
+}
+
+fn opencode_add(doc: &mut Value) {
+    let mut s = Value::object();
+    s.set("type", Value::str("local"));
+    s.set(
+        "command",
+        Value::Array(vec![Value::str("sqz"), Value::str("mcp")]),
+    );
+    s.set("enabled", Value::Bool(true));
+    set_server(doc, "mcp", s);
+}
+
+fn opencode_remove(doc: &mut Value) -> bool {
+    remove_server(doc, "mcp")
 }
 
 fn zed_server() -> Value {
@@ -950,18 +1009,20 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             }
         }
     }
-    if doc.get("mcpServers").is_some() || doc.get("context_servers").is_some() {
-        let registered = doc.get("mcpServers").and_then(|s| s.get("sqz")).is_some()
-            || doc
-                .get("context_servers")
-                .and_then(|s| s.get("sqz"))
-                .is_some();
+    const SERVER_KEYS: [&str; 3] = ["mcpServers", "context_servers", "mcp"];
+    if SERVER_KEYS.iter().any(|k| doc.get(k).is_some()) {
+        let registered = SERVER_KEYS
+            .iter()
+            .any(|k| doc.get(k).and_then(|s| s.get("sqz")).is_some());
         if !registered {
             notes.push(format!("{shown}: MCP server sqz not registered"));
         }
-        let program = ["mcpServers", "context_servers"]
-            .iter()
-            .find_map(|k| doc.get(k)?.get("sqz")?.get("command")?.as_str());
+        let program = SERVER_KEYS.iter().find_map(|k| {
+            let command = doc.get(k)?.get("sqz")?.get("command")?;
+            command
+                .as_str()
+                .or_else(|| command.as_array()?.first()?.as_str())
+        });
         if let Some(program) = program.filter(|p| *p != "sqz") {
             if program.contains('/') && !Path::new(program).is_file() {
                 notes.push(format!("{shown}: MCP server sqz runs missing {program}"));
