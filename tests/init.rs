@@ -506,3 +506,22 @@ fn doctor_shows_the_last_compression() {
         "{out}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_config_keeps_its_link_and_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new("link");
+    t.write("dotfiles/claude.json", CLAUDE_JSON);
+    let real = t.root.join("dotfiles/claude.json");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir_all(t.home().join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&real, t.home().join(".claude.json")).unwrap();
+    let (out, err, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let link = std::fs::symlink_metadata(t.home().join(".claude.json")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert!(t.read("dotfiles/claude.json").contains("\"sqz\""));
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}

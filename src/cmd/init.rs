@@ -748,18 +748,26 @@ fn manual(change: &Change, install: bool, why: &str) -> Outcome {
 }
 
 /// Writes through a temporary file in the same directory, then renames over the target.
+/// A symlinked config (dotfile managers) is written through to its target, and an existing
+/// file keeps its permissions: `~/.claude.json` holds credentials.
 fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent() {
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.sqz-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = target.with_file_name(format!(".{name}.sqz-{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| match std::fs::metadata(&target) {
+        Ok(meta) => std::fs::set_permissions(&tmp, meta.permissions()),
+        Err(_) => Ok(()),
+    });
+    written
+        .and_then(|()| std::fs::rename(&tmp, &target))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            fail(e)
+        })
 }
 
 /// Clients to act on: `--only` as given, else found ones (or, for uninstall, all) minus `--skip`.
