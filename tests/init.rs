@@ -310,6 +310,11 @@ fn project_init_writes_project_files() {
     assert!(t
         .read("project/.clinerules/sqz.md")
         .contains("sqz_read_file"));
+    let (out, _, _) = t.sqz(&["doctor"]);
+    for client in ["claude", "codex", "cursor", "zed", "kiro"] {
+        let row = out.lines().find(|l| l.starts_with(client)).unwrap();
+        assert!(row.contains(" project "), "{out}");
+    }
     // The user-level files are left to --global.
     assert_eq!(t.read("home/.claude/settings.json"), CLAUDE_SETTINGS);
     t.sqz(&["uninstall"]);
@@ -415,8 +420,12 @@ fn doctor_reports_configured_unconfigured_and_broken_homes() {
     let (out, _, code) = t.sqz(&["doctor", "--global"]);
     assert_eq!(code, 0, "{out}");
     for client in ["claude", "codex", "gemini", "kiro"] {
-        assert!(row(&out, client).contains(" yes "), "{out}");
+        assert!(row(&out, client).contains(" global "), "{out}");
     }
+    // From the project, the global setup counts.
+    let (out, _, code) = t.sqz(&["doctor"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(row(&out, "claude").contains(" global "), "{out}");
 
     // Broken: a duplicated hook, a stale one, and a file that is not JSON.
     let mut settings = t.read("home/.claude/settings.json");
@@ -440,6 +449,7 @@ fn doctor_reports_configured_unconfigured_and_broken_homes() {
         out.contains("stale PreToolUse hook `sqz hook claude-old`"),
         "{out}"
     );
+    assert!(row(&out, "claude").contains("partly (global)"), "{out}");
     assert!(row(&out, "gemini").contains("not plain JSON"), "{out}");
     assert!(
         out.contains("MCP server sqz runs missing /gone/sqz"),

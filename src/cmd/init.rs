@@ -885,7 +885,8 @@ fn sqz_on_path() -> Option<PathBuf> {
 }
 
 /// One row of `sqz doctor`: (configured, notes).
-fn check(client: &str, scope: &Scope) -> (&'static str, Vec<String>) {
+/// `shared` are files the client gets in both scopes: they alone do not make a scope set up.
+fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<String>) {
     let list = changes(client, scope);
     if list.is_empty() {
         return ("n/a", vec!["nothing to configure in this scope".into()]);
@@ -895,6 +896,10 @@ fn check(client: &str, scope: &Scope) -> (&'static str, Vec<String>) {
     let mut any = false;
     for change in &list {
         let shown = change.path().display().to_string();
+        // Codex's config.toml is written in both scopes, and Zed's guidance block in AGENTS.md
+        // is Codex's block: neither alone shows that this client is set up in this scope.
+        let shared = shared.iter().any(|p| p == change.path())
+            || (client != "codex" && change.path().ends_with("AGENTS.md"));
         let current = match read(change.path()) {
             Ok(c) => c,
             Err(e) => {
@@ -923,15 +928,17 @@ fn check(client: &str, scope: &Scope) -> (&'static str, Vec<String>) {
                 let mut want = doc.clone();
                 add(&mut want);
                 if want == doc {
-                    any = true;
+                    any |= !shared;
                 } else {
                     all = false;
                 }
-                json_notes(client, &doc, &shown, &mut notes, &mut any);
+                let mut hit = false;
+                json_notes(client, &doc, &shown, &mut notes, &mut hit);
+                any |= hit && !shared;
             }
             Change::Block { begin, end, .. } => match find_block(&text, begin, end) {
                 Some(_) => {
-                    any = true;
+                    any |= !shared;
                     if plan(change, true).is_ok_and(|o| !matches!(o, Outcome::Same)) {
                         all = false;
                         notes.push(format!("{shown}: sqz block is out of date"));
@@ -944,7 +951,7 @@ fn check(client: &str, scope: &Scope) -> (&'static str, Vec<String>) {
             },
             Change::Owned { text: want, .. } => {
                 if text == *want {
-                    any = true;
+                    any |= !shared;
                 } else {
                     all = false;
                     notes.push(format!("{shown}: differs from what sqz writes"));
@@ -1041,33 +1048,84 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
     }
 }
 
+/// Without `--global` both scopes are checked, since either can hold a client's sqz setup;
+/// `--fix` repairs a broken scope, or runs init in the asked scope where nothing is set up.
 pub fn doctor(global: bool, fix: bool, env: &crate::env::Env) -> i32 {
-    let scope = match Scope::from_process(global) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            return 2;
+    let mut scopes = Vec::new();
+    for g in if global {
+        vec![true]
+    } else {
+        vec![false, true]
+    } {
+        match Scope::from_process(g) {
+            Ok(s) => scopes.push(s),
+            Err(e) => {
+                eprintln!("sqz: {e}");
+                return 2;
+            }
         }
-    };
+    }
+    if scopes.len() == 2 && scopes[0].base == scopes[1].base {
+        scopes.truncate(1);
+    }
+    let home = scopes[0].home.clone();
     let mut out = format!(
-        "{:<9} {:<5} {:<11} {:<10} notes\n",
+        "{:<9} {:<5} {:<11} {:<16} notes\n",
         "client", "found", "tier", "configured"
     );
-    let mut to_fix = Vec::new();
+    let mut to_fix: Vec<(usize, &str)> = Vec::new();
     for client in CLIENTS {
-        let is_found = found(client, &scope.home);
-        let (state, notes) = check(client, &scope);
+        let is_found = found(client, &home);
+        let shared = shared_paths(client, &scopes[0].home);
+        let checks: Vec<_> = scopes.iter().map(|s| check(client, s, &shared)).collect();
+        let name = |i: usize| {
+            if scopes[i].global {
+                "global"
+            } else {
+                "project"
+            }
+        };
+        let configured: Vec<&str> = (0..checks.len())
+            .filter(|&i| checks[i].0 == "yes")
+            .map(name)
+            .collect();
+        let broken: Vec<usize> = (0..checks.len())
+            .filter(|&i| checks[i].0 == "partly")
+            .collect();
+        let mut notes: Vec<String> = broken
+            .iter()
+            .flat_map(|&i| checks[i].1.iter().cloned())
+            .collect();
+        let state = if checks.iter().all(|c| c.0 == "n/a") {
+            "n/a".to_string()
+        } else if !broken.is_empty() {
+            format!(
+                "partly ({})",
+                broken
+                    .iter()
+                    .map(|&i| name(i))
+                    .collect::<Vec<_>>()
+                    .join("+")
+            )
+        } else if !configured.is_empty() {
+            configured.join("+")
+        } else {
+            notes = checks[0].1.clone();
+            "no".to_string()
+        };
         out.push_str(&format!(
-            "{client:<9} {:<5} {:<11} {state:<10} {}\n",
+            "{client:<9} {:<5} {:<11} {state:<16} {}\n",
             if is_found { "yes" } else { "no" },
             tier(client),
             notes.first().map(String::as_str).unwrap_or("")
         ));
         for note in notes.iter().skip(1) {
-            out.push_str(&format!("{:<38} {note}\n", ""));
+            out.push_str(&format!("{:<44} {note}\n", ""));
         }
-        if is_found && state != "yes" && state != "n/a" {
-            to_fix.push(client);
+        if !broken.is_empty() {
+            to_fix.extend(broken.iter().map(|&i| (i, client)));
+        } else if is_found && configured.is_empty() && state != "n/a" {
+            to_fix.push((0, client));
         }
     }
     match sqz_on_path() {
@@ -1079,10 +1137,42 @@ pub fn doctor(global: bool, fix: bool, env: &crate::env::Env) -> i32 {
         None => "last compression: none recorded\n".into(),
     });
     super::write_stdout(out.as_bytes());
-    if fix && !to_fix.is_empty() {
-        return apply(&to_fix, &scope, true, false);
+    if !fix || to_fix.is_empty() {
+        return i32::from(!to_fix.is_empty());
     }
-    i32::from(!to_fix.is_empty())
+    let mut status = 0;
+    for (i, scope) in scopes.iter().enumerate() {
+        let clients: Vec<&str> = to_fix
+            .iter()
+            .filter(|(at, _)| *at == i)
+            .map(|(_, c)| *c)
+            .collect();
+        if !clients.is_empty() {
+            status = status.max(apply(&clients, scope, true, false));
+        }
+    }
+    status
+}
+
+/// Paths the client gets in the project scope and the global scope alike.
+fn shared_paths(client: &str, home: &Path) -> Vec<PathBuf> {
+    let Ok(project) = Scope::from_process(false) else {
+        return Vec::new();
+    };
+    let global = Scope {
+        home: home.to_path_buf(),
+        base: home.to_path_buf(),
+        global: true,
+    };
+    let theirs: Vec<PathBuf> = changes(client, &global)
+        .iter()
+        .map(|c| c.path().to_path_buf())
+        .collect();
+    changes(client, &project)
+        .iter()
+        .map(|c| c.path().to_path_buf())
+        .filter(|p| theirs.contains(p) && project.base != project.home)
+        .collect()
 }
 
 fn last_compression(env: &crate::env::Env) -> Option<i64> {
