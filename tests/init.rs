@@ -535,3 +535,17 @@ fn a_symlinked_config_keeps_its_link_and_permissions() {
     let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+#[test]
+fn a_member_of_the_wrong_type_is_left_alone() {
+    let t = Tree::new("types");
+    let settings = "{\n  \"hooks\": []\n}\n";
+    t.write("home/.claude/settings.json", settings);
+    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(t.read("home/.claude/settings.json"), settings);
+    assert!(
+        out.contains("`hooks` is not an object; left alone. Merge this into it:"),
+        "{out}"
+    );
+}

@@ -60,7 +60,7 @@ enum Change {
     /// Members merged into a JSON object file.
     Json {
         path: PathBuf,
-        add: fn(&mut Value),
+        add: fn(&mut Value) -> Merged,
         remove: fn(&mut Value) -> bool,
     },
     /// A sentinel-bracketed block in a text file others also write.
@@ -404,28 +404,28 @@ pub fn count_hooks(doc: &Value, event: &str, command: &str) -> usize {
 /// Ensures exactly one `{matcher, hooks:[command]}` handler for `command` under `event`:
 /// one already there is left where it stands; none or duplicates become one appended entry.
 /// Stale sqz handlers under `event` (another sqz command or path) are dropped first.
-fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &str) {
+/// `Err` names a member that holds something other than what sqz would merge into.
+type Merged = Result<(), String>;
+
+fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &str) -> Merged {
     remove_hooks(doc, event, |h| {
         is_ours(h) && h.get("command").and_then(Value::as_str) != Some(command)
     });
     if count_hooks(doc, event, command) == 1 {
-        return;
+        return Ok(());
     }
     remove_hooks(doc, event, |h| {
         h.get("command").and_then(Value::as_str) == Some(command)
     });
-    let Some(hooks) = object_at(doc, "hooks") else {
-        return;
-    };
-    let Some(entries) = array_at(hooks, event) else {
-        return;
-    };
+    let hooks = object_at(doc, "hooks").ok_or("`hooks` is not an object")?;
+    let entries = array_at(hooks, event).ok_or(format!("`hooks.{event}` is not an array"))?;
     let mut entry = Value::object();
     if let Some(m) = matcher {
         entry.set("matcher", Value::str(m));
     }
     entry.set("hooks", Value::Array(vec![handler(command)]));
     entries.push(entry);
+    Ok(())
 }
 
 /// Removes matching handlers under `event`, then entries, arrays and objects left empty by it.
@@ -486,21 +486,18 @@ const CLAUDE_HOOKS: [(&str, Option<&str>, &str); 4] = [
     ("SessionStart", Some("compact"), "sqz resume"),
 ];
 
-fn claude_add(doc: &mut Value) {
+fn claude_add(doc: &mut Value) -> Merged {
     for (event, matcher, command) in CLAUDE_HOOKS {
-        ensure_hook(doc, event, matcher, command);
+        ensure_hook(doc, event, matcher, command)?;
     }
-    let Some(perms) = object_at(doc, "permissions") else {
-        return;
-    };
-    let Some(allow) = array_at(perms, "allow") else {
-        return;
-    };
+    let perms = object_at(doc, "permissions").ok_or("`permissions` is not an object")?;
+    let allow = array_at(perms, "allow").ok_or("`permissions.allow` is not an array")?;
     for rule in crate::hook::rewrite::ALLOW_RULES {
         if !allow.iter().any(|r| r.as_str() == Some(rule)) {
             allow.push(Value::str(rule));
         }
     }
+    Ok(())
 }
 
 fn claude_remove(doc: &mut Value) -> bool {
@@ -533,12 +530,12 @@ pub fn sqz_server() -> Value {
     s
 }
 
-fn set_server(doc: &mut Value, key: &str, server: Value) {
-    if let Some(servers) = object_at(doc, key) {
-        if servers.get("sqz") != Some(&server) {
-            servers.set("sqz", server);
-        }
+fn set_server(doc: &mut Value, key: &str, server: Value) -> Merged {
+    let servers = object_at(doc, key).ok_or(format!("`{key}` is not an object"))?;
+    if servers.get("sqz") != Some(&server) {
+        servers.set("sqz", server);
     }
+    Ok(())
 }
 
 fn remove_server(doc: &mut Value, key: &str) -> bool {
@@ -549,28 +546,28 @@ fn remove_server(doc: &mut Value, key: &str) -> bool {
     removed
 }
 
-fn mcp_add(doc: &mut Value) {
-    set_server(doc, "mcpServers", sqz_server());
+fn mcp_add(doc: &mut Value) -> Merged {
+    set_server(doc, "mcpServers", sqz_server())
 }
 
 fn mcp_remove(doc: &mut Value) -> bool {
     remove_server(doc, "mcpServers")
 }
 
-fn gemini_add(doc: &mut Value) {
+fn gemini_add(doc: &mut Value) -> Merged {
     ensure_hook(
         doc,
         "BeforeTool",
         Some("run_shell_command"),
         "sqz hook gemini",
-    );
+    )
 }
 
 fn gemini_remove(doc: &mut Value) -> bool {
     remove_hooks(doc, "BeforeTool", is_ours)
 }
 
-fn opencode_add(doc: &mut Value) {
+fn opencode_add(doc: &mut Value) -> Merged {
     let mut s = Value::object();
     s.set("type", Value::str("local"));
     s.set(
@@ -578,7 +575,7 @@ fn opencode_add(doc: &mut Value) {
         Value::Array(vec![Value::str("sqz"), Value::str("mcp")]),
     );
     s.set("enabled", Value::Bool(true));
-    set_server(doc, "mcp", s);
+    set_server(doc, "mcp", s)
 }
 
 fn opencode_remove(doc: &mut Value) -> bool {
@@ -594,8 +591,8 @@ fn zed_server() -> Value {
     s
 }
 
-fn zed_add(doc: &mut Value) {
-    set_server(doc, "context_servers", zed_server());
+fn zed_add(doc: &mut Value) -> Merged {
+    set_server(doc, "context_servers", zed_server())
 }
 
 fn zed_remove(doc: &mut Value) -> bool {
@@ -666,12 +663,20 @@ fn plan(change: &Change, install: bool) -> Result<Outcome, String> {
             } else {
                 match json::parse(&text) {
                     Ok(doc) if doc.as_object().is_some() => doc,
-                    Ok(_) => return Ok(manual(change, install, "is not a JSON object")),
-                    Err(e) => return Ok(manual(change, install, &e.to_string())),
+                    Ok(_) => {
+                        return Ok(manual(
+                            change,
+                            install,
+                            "the top level is not a JSON object",
+                        ))
+                    }
+                    Err(e) => return Ok(manual(change, install, &format!("not plain JSON ({e})"))),
                 }
             };
             if install {
-                add(&mut doc);
+                if let Err(why) = add(&mut doc) {
+                    return Ok(manual(change, install, &why));
+                }
                 let out = pretty(&doc);
                 if text.trim().is_empty() || json::parse(&text).ok().as_ref() != Some(&doc) {
                     return Ok(Outcome::Write(out));
@@ -736,13 +741,13 @@ fn manual(change: &Change, install: bool, why: &str) -> Outcome {
     let path = change.path().display();
     if !install {
         return Outcome::Manual(format!(
-            "{path} is not plain JSON ({why}); left alone: remove the sqz entries by hand"
+            "{path}: {why}; left alone: remove the sqz entries by hand"
         ));
     }
     let mut snippet = Value::object();
-    add(&mut snippet);
+    let _ = add(&mut snippet);
     Outcome::Manual(format!(
-        "{path} is not plain JSON ({why}); left alone. Merge this into it:\n{}",
+        "{path}: {why}; left alone. Merge this into it:\n{}",
         pretty(&snippet)
     ))
 }
@@ -926,7 +931,9 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
                     }
                 };
                 let mut want = doc.clone();
-                add(&mut want);
+                if let Err(why) = add(&mut want) {
+                    notes.push(format!("{shown}: {why}; edit by hand"));
+                }
                 if want == doc {
                     any |= !shared;
                 } else {
@@ -1212,9 +1219,9 @@ mod tests {
         )
         .unwrap();
         let mut doc = original.clone();
-        claude_add(&mut doc);
+        claude_add(&mut doc).unwrap();
         let once = doc.clone();
-        claude_add(&mut doc);
+        claude_add(&mut doc).unwrap();
         assert_eq!(doc, once);
         assert!(claude_remove(&mut doc));
         assert_eq!(doc, original);
