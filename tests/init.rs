@@ -50,6 +50,12 @@ impl Tree {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
+                    let rel = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    out.insert(format!("{rel}/"), Vec::new());
                     walk(&path, root, out);
                 } else {
                     let rel = path

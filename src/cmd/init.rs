@@ -97,7 +97,11 @@ pub fn tier(client: &str) -> &'static str {
 
 /// The client's config directory under HOME: its presence means the client is installed.
 fn found(client: &str, home: &Path) -> bool {
-    let dirs: &[&str] = match client {
+    marker_dirs(client).iter().any(|d| home.join(d).is_dir())
+}
+
+fn marker_dirs(client: &str) -> &'static [&'static str] {
+    match client {
         "claude" => &[".claude"],
         "gemini" => &[".gemini"],
         "copilot" => &[".copilot"],
@@ -109,8 +113,29 @@ fn found(client: &str, home: &Path) -> bool {
         "cline" => &[".cline", "Documents/Cline"],
         "zed" => &[".config/zed"],
         _ => &[],
-    };
-    dirs.iter().any(|d| home.join(d).is_dir())
+    }
+}
+
+/// After a removal: drops the directories left empty, up to the scope's root and never a
+/// client's own config directory (its presence is how clients are found).
+fn remove_empty_parents(path: &Path, scope: &Scope) {
+    let markers: Vec<PathBuf> = CLIENTS
+        .iter()
+        .flat_map(|c| marker_dirs(c).iter().map(|d| scope.home.join(d)))
+        .collect();
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == scope.base || d == scope.home || markers.iter().any(|m| m == d) {
+            break;
+        }
+        if !(d.starts_with(&scope.base) || d.starts_with(&scope.home)) {
+            break;
+        }
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
 }
 
 /// Everything init writes for one client in this scope.
@@ -840,7 +865,10 @@ fn apply(clients: &[&str], scope: &Scope, install: bool, dry_run: bool) -> i32 {
                     }
                 },
                 Ok(Outcome::Delete) => match std::fs::remove_file(path) {
-                    Ok(()) => out.push_str(&format!("{client:<9} removed {shown}\n")),
+                    Ok(()) => {
+                        remove_empty_parents(path, scope);
+                        out.push_str(&format!("{client:<9} removed {shown}\n"))
+                    }
                     Err(e) => {
                         eprintln!("sqz: {client}: cannot remove {shown}: {e}");
                         status = 1;
