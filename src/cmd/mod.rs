@@ -3,6 +3,7 @@
 
 pub mod compress;
 mod demo;
+mod doctor;
 mod expand;
 mod init;
 mod manage;
@@ -31,7 +32,7 @@ pub fn run(command: Command, env: &Env) -> i32 {
         },
         Command::Init(setup) => init::init(&setup),
         Command::Uninstall(setup) => init::uninstall(&setup),
-        Command::Doctor { global, fix } => init::doctor(global, fix, env),
+        Command::Doctor { global, fix } => doctor::run(global, fix, env),
         Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
             Some(text) => {
                 write_stdout(text.as_bytes());
