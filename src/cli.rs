@@ -16,6 +16,9 @@ pub enum Command {
     Hook { client: String },
     Resume,
     PrintOpencodePlugin,
+    Init(Setup),
+    Uninstall(Setup),
+    Doctor { global: bool, fix: bool },
     Help { topic: Option<String> },
     Version,
 }
@@ -25,6 +28,15 @@ pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
     pub text: Option<String>,
+}
+
+/// The flags of `sqz init` and `sqz uninstall`.
+#[derive(Default)]
+pub struct Setup {
+    pub global: bool,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    pub dry_run: bool,
 }
 
 /// One subcommand's help: usage line and description.
@@ -44,6 +56,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
      "Print a short guide to what sqz served recently, with the sqz expand command for each, so an\nagent can get it back after a compaction (Claude Code SessionStart, source compact)."),
     ("print-opencode-plugin", "sqz print-opencode-plugin",
      "Print the OpenCode plugin (save as ~/.config/opencode/plugins/sqz.ts); it asks\nsqz hook opencode about each bash command."),
+    ("init", "sqz init [--global] [--only C,…] [--skip C,…] [--dry-run]",
+     "Configure the agents found under HOME to use sqz (hooks, allow rules, MCP, guidance).\n  --global      user-level files under HOME instead of the current project\n  --only C,…    just these clients: claude gemini copilot opencode codex kiro cursor windsurf\n                cline zed (configured even when not found)\n  --skip C,…    not these clients\n  --dry-run     print what would be written, write nothing\nExisting files are merged, never replaced; running it again changes nothing."),
+    ("uninstall", "sqz uninstall [--global] [--only C,…] [--skip C,…] [--dry-run]",
+     "Remove exactly what sqz init added, leaving everything else."),
+    ("doctor", "sqz doctor [--global] [--fix]",
+     "Report per client: found, tier, configured, duplicate or stale hooks, missing allow rules,\nMCP registration, sqz on PATH and the last compression. --fix runs init where needed."),
     ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
     ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
 ];
@@ -76,6 +94,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
                     hash,
                 }),
                 "reset" => parse_reset(&mut parser),
+                "init" => parse_setup(&mut parser, "init", Command::Init),
+                "uninstall" => parse_setup(&mut parser, "uninstall", Command::Uninstall),
+                "doctor" => parse_doctor(&mut parser),
                 "demo" => no_args(&mut parser, "demo", Command::Demo),
                 "resume" => no_args(&mut parser, "resume", Command::Resume),
                 "print-opencode-plugin" => no_args(
@@ -151,6 +172,52 @@ fn parse_reset(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         }
     }
     Ok(Command::Reset { all })
+}
+
+fn parse_setup(
+    parser: &mut lexopt::Parser,
+    command: &str,
+    make: fn(Setup) -> Command,
+) -> Result<Command, lexopt::Error> {
+    let mut s = Setup::default();
+    let list = |v: String| -> Vec<String> {
+        v.split(',')
+            .map(|c| c.trim().to_ascii_lowercase())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("global") => s.global = true,
+            Long("only") => s.only.extend(list(parser.value()?.string()?)),
+            Long("skip") => s.skip.extend(list(parser.value()?.string()?)),
+            Long("dry-run") => s.dry_run = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some(command.into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(make(s))
+}
+
+fn parse_doctor(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let (mut global, mut fix) = (false, false);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("global") => global = true,
+            Long("fix") => fix = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("doctor".into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Doctor { global, fix })
 }
 
 fn no_args(

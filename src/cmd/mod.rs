@@ -3,7 +3,9 @@
 
 pub mod compress;
 mod demo;
+mod doctor;
 mod expand;
+mod init;
 mod manage;
 mod resume;
 
@@ -36,6 +38,9 @@ pub fn run(command: Command, env: &Env) -> i32 {
         },
         Command::Resume => resume::run(env),
         Command::PrintOpencodePlugin => crate::hook::opencode::print_plugin(),
+        Command::Init(setup) => init::init(&setup),
+        Command::Uninstall(setup) => init::uninstall(&setup),
+        Command::Doctor { global, fix } => doctor::run(global, fix, env),
         Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
             Some(text) => {
                 write_stdout(text.as_bytes());

@@ -446,6 +446,13 @@ impl Store {
         Ok(n)
     }
 
+    /// When the newest event was recorded (ms since the epoch), for `sqz doctor`.
+    pub fn last_event_at(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT max(at) FROM events", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     /// Totals per event kind: (kind, calls, tokens in, tokens out).
     pub fn totals_by_kind(&self) -> Result<Vec<(String, i64, i64, i64)>> {
         let mut stmt = self

@@ -86,12 +86,39 @@ pub fn run(root: &Path) -> Result<(), String> {
         measured: format!("{:.2} ms", ms(version)),
         ok: Some(version <= exec),
     });
-    rows.push(Row {
-        what: "hook rewrite (sqz hook claude)".into(),
-        budget: format!("≤ 3× exec ({:.2} ms)", 3.0 * ms(exec)),
-        measured: "not built yet (agent hooks are a later issue)".into(),
-        ok: None,
-    });
+    // A home whose Claude settings hold the allow rules, so the hook really rewrites.
+    let home = scratch.dir.join("home");
+    std::fs::create_dir_all(home.join(".claude")).map_err(|e| e.to_string())?;
+    let rules: Vec<String> = sqz::hook::rewrite::ALLOW_RULES
+        .iter()
+        .map(|r| {
+            let mut quoted = String::new();
+            sqz::json::write_string(&mut quoted, r);
+            quoted
+        })
+        .collect();
+    std::fs::write(
+        home.join(".claude").join("settings.json"),
+        format!(
+            "{{\"permissions\": {{\"allow\": [{}]}}}}\n",
+            rules.join(", ")
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let payload = format!(
+        "{{\"session_id\":\"bench\",\"cwd\":\"{}\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"git status --short\",\"description\":\"Show status\"}}}}",
+        scratch.dir.display()
+    );
+    let hook = median(
+        (0..200)
+            .map(|_| {
+                let mut c = sqz(&["hook", "claude"]);
+                c.env("HOME", &home);
+                run_once(&mut c, payload.as_bytes()).wall
+            })
+            .collect(),
+    );
+    rows.push(three_x("hook rewrite (sqz hook claude)", hook, exec));
 
     // Seed the store so the next runs are dedup hits.
     run_once(&mut sqz(&["compress", "--cmd", "cargo build"]), &log_10k);

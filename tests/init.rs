@@ -1,0 +1,557 @@
+//! `sqz init`, `sqz uninstall` and `sqz doctor` through the real binary, with HOME and the
+//! project directory in temporary trees holding realistic existing configuration.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_sqz"))
+}
+
+/// A temporary HOME and project directory, removed on drop.
+struct Tree {
+    root: PathBuf,
+}
+
+impl Tree {
+    fn new(tag: &str) -> Tree {
+        let root = std::env::temp_dir().join(format!(
+            "sqz-init-{tag}-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        std::fs::create_dir_all(root.join("project")).unwrap();
+        Tree { root }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root.join("project")
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    /// Every file under the tree, relative path → bytes.
+    fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    let rel = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    out.insert(format!("{rel}/"), Vec::new());
+                    walk(&path, root, out);
+                } else {
+                    let rel = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    out.insert(rel, std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.root, &self.root, &mut out);
+        out
+    }
+
+    fn sqz(&self, args: &[&str]) -> (String, String, i32) {
+        let out = Command::new(bin())
+            .args(args)
+            .env("HOME", self.home())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("SQZ_DB_PATH", self.root.join("store").join("sessions.db"))
+            .current_dir(self.project())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "env": {
+    "BASH_MAX_OUTPUT_LENGTH": "60000"
+  },
+  "permissions": {
+    "allow": [
+      "Bash(npm test:*)",
+      "Read(~/notes/**)"
+    ],
+    "deny": [
+      "Bash(rm -rf:*)"
+    ]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/audit-bash.sh",
+            "timeout": 5
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus"
+}
+"#;
+
+const CLAUDE_JSON: &str = r#"{
+  "numStartups": 12,
+  "mcpServers": {
+    "memory": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"],
+      "env": {"MEMORY_FILE": "/tmp/m.json"}
+    }
+  }
+}
+"#;
+
+const CODEX_TOML: &str = "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"serve\"]\n\n[profiles.fast]\nmodel = \"o4-mini\"\n";
+
+const AGENTS_MD: &str = "# House rules\n\nRun `make check` before you say you are done.\n";
+
+const GEMINI_SETTINGS: &str = r#"{
+  "theme": "GitHub",
+  "hooks": {
+    "AfterTool": [
+      {"matcher": "write_file", "hooks": [{"type": "command", "command": "fmt-hook"}]}
+    ]
+  }
+}
+"#;
+
+/// A HOME where Claude Code, Codex, Gemini and Kiro are installed and already configured.
+fn realistic(tag: &str) -> Tree {
+    let t = Tree::new(tag);
+    t.write("home/.claude/settings.json", CLAUDE_SETTINGS);
+    t.write("home/.claude.json", CLAUDE_JSON);
+    t.write("home/.codex/config.toml", CODEX_TOML);
+    t.write("home/.codex/AGENTS.md", AGENTS_MD);
+    t.write("home/.gemini/settings.json", GEMINI_SETTINGS);
+    std::fs::create_dir_all(t.home().join(".kiro")).unwrap();
+    t.write("project/AGENTS.md", AGENTS_MD);
+    t.write("project/.claude/settings.json", CLAUDE_SETTINGS);
+    t
+}
+
+fn json(text: &str) -> sqz::json::Value {
+    sqz::json::parse(text).unwrap()
+}
+
+/// Same files; JSON files equal as values, the rest byte for byte.
+fn assert_semantically_equal(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) {
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (path, bytes) in a {
+        let other = &b[path];
+        if path.ends_with(".json") {
+            assert_eq!(
+                json(std::str::from_utf8(bytes).unwrap()),
+                json(std::str::from_utf8(other).unwrap()),
+                "{path}"
+            );
+        } else {
+            assert_eq!(
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(other),
+                "{path}"
+            );
+        }
+    }
+}
+
+#[test]
+fn global_init_twice_is_once_and_uninstall_restores() {
+    let t = realistic("global");
+    let before = t.snapshot();
+    let (out, err, code) = t.sqz(&["init", "--global"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let once = t.snapshot();
+    let (_, _, code) = t.sqz(&["init", "--global"]);
+    assert_eq!(code, 0);
+    assert_eq!(t.snapshot(), once, "second init changed bytes");
+
+    let settings = json(&t.read("home/.claude/settings.json"));
+    let pre = settings.get("hooks").unwrap().get("PreToolUse").unwrap();
+    let commands: Vec<&str> = pre
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e.get("hooks").unwrap().as_array().unwrap())
+        .filter_map(|h| h.get("command")?.as_str())
+        .collect();
+    assert_eq!(commands, ["~/bin/audit-bash.sh", "sqz hook claude"]);
+    for event in ["PostToolUse", "PreCompact", "SessionStart", "Stop"] {
+        assert!(
+            settings.get("hooks").unwrap().get(event).is_some(),
+            "{event}"
+        );
+    }
+    let allow = settings.get("permissions").unwrap().get("allow").unwrap();
+    for rule in sqz::hook::rewrite::ALLOW_RULES {
+        assert!(allow
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str() == Some(rule)));
+    }
+    assert_eq!(settings.get("model").unwrap().as_str(), Some("opus"));
+    let keys: Vec<&str> = settings
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["env", "permissions", "hooks", "model"],
+        "key order kept"
+    );
+
+    let claude_json = json(&t.read("home/.claude.json"));
+    let servers = claude_json.get("mcpServers").unwrap();
+    assert!(servers.get("memory").is_some());
+    assert_eq!(
+        servers.get("sqz").unwrap().to_compact(),
+        r#"{"command":"sqz","args":["mcp"]}"#
+    );
+
+    let toml = t.read("home/.codex/config.toml");
+    assert!(
+        toml.starts_with(CODEX_TOML),
+        "other tables untouched:\n{toml}"
+    );
+    assert!(toml.contains(
+        "# sqz:begin\n[mcp_servers.sqz]\ncommand = \"sqz\"\nargs = [\"mcp\"]\n# sqz:end\n"
+    ));
+    let agents = t.read("home/.codex/AGENTS.md");
+    assert!(agents.starts_with(AGENTS_MD));
+    assert!(agents.contains("<!-- sqz:begin -->") && agents.contains("§delta:HASH§"));
+    assert!(t
+        .read("home/.gemini/settings.json")
+        .contains("sqz hook gemini"));
+    assert!(t
+        .read("home/.kiro/steering/sqz.md")
+        .contains("inclusion: always"));
+    // Not installed: not touched.
+    assert!(!t.home().join(".copilot").exists());
+    assert!(!t.home().join(".config").exists());
+    // Project files are not global scope.
+    assert_eq!(t.read("project/AGENTS.md"), AGENTS_MD);
+
+    let (out, err, code) = t.sqz(&["uninstall", "--global"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_semantically_equal(&t.snapshot(), &before);
+    assert!(!t.home().join(".kiro/steering/sqz.md").exists());
+}
+
+#[test]
+fn project_init_writes_project_files() {
+    let t = realistic("project");
+    let before = t.snapshot();
+    let (out, err, code) = t.sqz(&[
+        "init",
+        "--only",
+        "claude,codex,cursor,windsurf,cline,zed,kiro,opencode,gemini,copilot",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let once = t.snapshot();
+    t.sqz(&[
+        "init",
+        "--only",
+        "claude,codex,cursor,windsurf,cline,zed,kiro,opencode,gemini,copilot",
+    ]);
+    assert_eq!(t.snapshot(), once);
+    assert!(t
+        .read("project/.claude/settings.json")
+        .contains("sqz hook claude-post"));
+    assert!(t.read("project/.mcp.json").contains("\"sqz\""));
+    assert!(t.read("project/AGENTS.md").starts_with(AGENTS_MD));
+    let mdc = t.read("project/.cursor/rules/sqz.mdc");
+    assert!(mdc.starts_with("---\ndescription: ") && mdc.contains("alwaysApply: true\n"));
+    assert!(t
+        .read("project/.windsurf/rules/sqz.md")
+        .contains("trigger: always_on"));
+    assert!(t
+        .read("project/.clinerules/sqz.md")
+        .contains("sqz_read_file"));
+    let (out, _, _) = t.sqz(&["doctor"]);
+    for client in ["claude", "codex", "cursor", "zed", "kiro"] {
+        let row = out.lines().find(|l| l.starts_with(client)).unwrap();
+        assert!(row.contains(" project "), "{out}");
+    }
+    // The user-level files are left to --global.
+    assert_eq!(t.read("home/.claude/settings.json"), CLAUDE_SETTINGS);
+    t.sqz(&["uninstall"]);
+    assert_semantically_equal(&t.snapshot(), &before);
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let t = realistic("dry");
+    let before = t.snapshot();
+    let (out, _, code) = t.sqz(&["init", "--global", "--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("would write") && out.contains("sqz hook claude"),
+        "{out}"
+    );
+    assert_eq!(t.snapshot(), before);
+}
+
+#[test]
+fn only_and_skip_select_clients() {
+    let t = realistic("select");
+    t.sqz(&["init", "--global", "--skip", "codex,gemini,kiro"]);
+    assert_eq!(t.read("home/.codex/config.toml"), CODEX_TOML);
+    assert_eq!(t.read("home/.gemini/settings.json"), GEMINI_SETTINGS);
+    assert!(t
+        .read("home/.claude/settings.json")
+        .contains("sqz hook claude"));
+    let (_, _, code) = t.sqz(&["init", "--global", "--only", "copilot,opencode"]);
+    assert_eq!(code, 0);
+    assert!(t
+        .read("home/.copilot/hooks/sqz.json")
+        .contains("\"bash\": \"sqz hook copilot\""));
+    assert!(t
+        .read("home/.config/opencode/plugins/sqz.ts")
+        .contains("tool.execute.before"));
+    let opencode = json(&t.read("home/.config/opencode/opencode.json"));
+    assert_eq!(
+        opencode
+            .get("mcp")
+            .unwrap()
+            .get("sqz")
+            .unwrap()
+            .to_compact(),
+        r#"{"type":"local","command":["sqz","mcp"],"enabled":true}"#
+    );
+    let (_, err, code) = t.sqz(&["init", "--only", "vscode"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown client 'vscode'"), "{err}");
+}
+
+#[test]
+fn a_file_with_comments_is_left_alone_with_a_snippet() {
+    let t = Tree::new("comments");
+    let commented = "{\n  // my theme\n  \"theme\": \"dark\",\n}\n";
+    t.write("home/.gemini/settings.json", commented);
+    t.write("home/.config/zed/settings.json", commented);
+    let (out, _, code) = t.sqz(&["init", "--global"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(t.read("home/.gemini/settings.json"), commented);
+    assert_eq!(t.read("home/.config/zed/settings.json"), commented);
+    assert!(
+        out.contains("not plain JSON") && out.contains("\"command\": \"sqz hook gemini\""),
+        "{out}"
+    );
+    assert!(out.contains("\"context_servers\""), "{out}");
+}
+
+#[test]
+fn an_existing_toml_table_outside_the_markers_is_not_duplicated() {
+    let t = Tree::new("toml");
+    let toml = "[mcp_servers.sqz]\ncommand = \"/opt/sqz\"\nargs = [\"mcp\"]\n";
+    t.write("home/.codex/config.toml", toml);
+    let (out, _, _) = t.sqz(&["init", "--global", "--only", "codex"]);
+    assert_eq!(t.read("home/.codex/config.toml"), toml);
+    assert!(out.contains("outside sqz's markers"), "{out}");
+}
+
+#[test]
+fn doctor_reports_configured_unconfigured_and_broken_homes() {
+    let t = realistic("doctor");
+    let (out, _, code) = t.sqz(&["doctor", "--global"]);
+    assert_eq!(code, 1, "{out}");
+    let row = |out: &str, client: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{client} ")))
+            .unwrap_or_else(|| panic!("no {client} row in\n{out}"))
+            .to_string()
+    };
+    assert!(
+        row(&out, "claude").contains("yes   transparent no"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no PreToolUse hook `sqz hook claude`"),
+        "{out}"
+    );
+    assert!(out.contains("allow rule missing"), "{out}");
+    assert!(row(&out, "copilot").starts_with("copilot   no "), "{out}");
+    assert!(out.contains("last compression: none recorded"), "{out}");
+
+    t.sqz(&["init", "--global"]);
+    let (out, _, code) = t.sqz(&["doctor", "--global"]);
+    assert_eq!(code, 0, "{out}");
+    for client in ["claude", "codex", "gemini", "kiro"] {
+        assert!(row(&out, client).contains(" global "), "{out}");
+    }
+    // From the project, the global setup counts.
+    let (out, _, code) = t.sqz(&["doctor"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(row(&out, "claude").contains(" global "), "{out}");
+
+    // Broken: a duplicated hook, a stale one, and a file that is not JSON.
+    let mut settings = t.read("home/.claude/settings.json");
+    let hook = "\"PreToolUse\": [";
+    settings = settings.replacen(
+        hook,
+        &format!("{hook}{{\"matcher\":\"Bash\",\"hooks\":[{{\"type\":\"command\",\"command\":\"sqz hook claude\"}},{{\"type\":\"command\",\"command\":\"sqz hook claude-old\"}}]}},"),
+        1,
+    );
+    t.write("home/.claude/settings.json", &settings);
+    t.write("home/.gemini/settings.json", "{ not json");
+    t.write(
+        "home/.claude.json",
+        &t.read("home/.claude.json")
+            .replace("\"command\": \"sqz\"", "\"command\": \"/gone/sqz\""),
+    );
+    let (out, _, code) = t.sqz(&["doctor", "--global"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("2 duplicate PreToolUse hooks"), "{out}");
+    assert!(
+        out.contains("stale PreToolUse hook `sqz hook claude-old`"),
+        "{out}"
+    );
+    assert!(row(&out, "claude").contains("partly (global)"), "{out}");
+    assert!(row(&out, "gemini").contains("not plain JSON"), "{out}");
+    assert!(
+        out.contains("MCP server sqz runs missing /gone/sqz"),
+        "{out}"
+    );
+
+    let (out, _, _) = t.sqz(&["doctor", "--global", "--fix"]);
+    assert!(out.contains("wrote"), "{out}");
+    let fixed = json(&t.read("home/.claude/settings.json"));
+    let count = fixed
+        .get("hooks")
+        .unwrap()
+        .get("PreToolUse")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e.get("hooks").unwrap().as_array().unwrap())
+        .filter(|h| h.get("command").and_then(|c| c.as_str()) == Some("sqz hook claude"))
+        .count();
+    assert_eq!(count, 1);
+    assert!(!t.read("home/.claude/settings.json").contains("claude-old"));
+    assert!(!t.read("home/.claude.json").contains("/gone/sqz"));
+    assert!(t.read("home/.claude.json").contains("server-memory"));
+    assert_eq!(t.read("home/.gemini/settings.json"), "{ not json");
+}
+
+#[test]
+fn help_lists_the_setup_commands() {
+    let t = Tree::new("help");
+    let (out, _, _) = t.sqz(&["help"]);
+    for usage in ["sqz init", "sqz uninstall", "sqz doctor"] {
+        assert!(out.contains(usage), "{out}");
+    }
+    let (out, _, code) = t.sqz(&["init", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--dry-run"));
+}
+
+#[test]
+fn doctor_shows_the_last_compression() {
+    use std::io::Write;
+    let t = Tree::new("last");
+    let mut child = Command::new(bin())
+        .args(["compress", "--cmd", "seq 1 400"])
+        .env("HOME", t.home())
+        .env("SQZ_DB_PATH", t.root.join("store").join("sessions.db"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let input: String = (1..=400).map(|n| format!("line {n}\n")).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait().unwrap();
+    let (out, _, _) = t.sqz(&["doctor"]);
+    assert!(
+        out.contains("last compression: ") && out.contains(" s ago"),
+        "{out}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_config_keeps_its_link_and_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new("link");
+    t.write("dotfiles/claude.json", CLAUDE_JSON);
+    let real = t.root.join("dotfiles/claude.json");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir_all(t.home().join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&real, t.home().join(".claude.json")).unwrap();
+    let (out, err, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let link = std::fs::symlink_metadata(t.home().join(".claude.json")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert!(t.read("dotfiles/claude.json").contains("\"sqz\""));
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+#[test]
+fn a_member_of_the_wrong_type_is_left_alone() {
+    let t = Tree::new("types");
+    let settings = "{\n  \"hooks\": []\n}\n";
+    t.write("home/.claude/settings.json", settings);
+    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(t.read("home/.claude/settings.json"), settings);
+    assert!(
+        out.contains("`hooks` is not an object; left alone. Merge this into it:"),
+        "{out}"
+    );
+}
