@@ -12,6 +12,15 @@ pub struct Answer {
     pub bad_input: bool,
 }
 
+/// The answer that changes nothing: the client runs the command as written.
+pub const NO_CHANGE: &str = "{}";
+
+/// The payload as JSON, or the answer that lets the command run as written.
+pub fn parse(payload: &str) -> Result<crate::json::Value, Answer> {
+    crate::json::parse(payload)
+        .map_err(|e| Answer::bad(NO_CHANGE, &format!("payload is not JSON ({e})")))
+}
+
 impl Answer {
     /// The command was rewritten; `json` carries the new arguments.
     pub fn rewrite(json: String) -> Answer {

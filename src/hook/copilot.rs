@@ -2,7 +2,7 @@
 //! as a JSON-encoded string. A rewrite answers `modifiedArgs`, which replaces the arguments
 //! wholesale, so every other field is copied; anything else answers `{}`. Never a decision.
 
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, NO_CHANGE};
 use crate::hook::rewrite::Decision;
 use crate::json::{self, Value};
 
@@ -13,14 +13,11 @@ pub fn run(env: &crate::env::Env) -> i32 {
     })
 }
 
-/// The answer that changes nothing.
-const NO_CHANGE: &str = "{}";
-
 /// Answers one `preToolUse` payload, with `decide` judging the command.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match json::parse(payload) {
+    let doc = match crate::hook::answer::parse(payload) {
         Ok(doc) => doc,
-        Err(e) => return Answer::bad(NO_CHANGE, &format!("payload is not JSON ({e})")),
+        Err(answer) => return answer,
     };
     match doc.get("toolName").and_then(Value::as_str) {
         Some("bash") => {}

@@ -2,9 +2,9 @@
 //! `hookSpecificOutput.tool_input`, which Gemini merges over the call's arguments; anything
 //! else answers `{}`, so the command runs as written. Never a decision, never a block.
 
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, NO_CHANGE};
 use crate::hook::rewrite::Decision;
-use crate::json::{self, Value};
+use crate::json::Value;
 
 /// `sqz hook gemini`: answers the payload on stdin with the shell analysis; exit status 0.
 pub fn run(env: &crate::env::Env) -> i32 {
@@ -13,14 +13,11 @@ pub fn run(env: &crate::env::Env) -> i32 {
     })
 }
 
-/// The answer that changes nothing.
-const NO_CHANGE: &str = "{}";
-
 /// Answers one `BeforeTool` payload, with `decide` judging the command.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match json::parse(payload) {
+    let doc = match crate::hook::answer::parse(payload) {
         Ok(doc) => doc,
-        Err(e) => return Answer::bad(NO_CHANGE, &format!("payload is not JSON ({e})")),
+        Err(answer) => return answer,
     };
     if doc.get("tool_name").and_then(Value::as_str) != Some("run_shell_command") {
         return Answer::leave(NO_CHANGE, "not run_shell_command");

@@ -2,7 +2,7 @@
 //! `sqz hook opencode` about each bash command and swaps in the answer's `command` when there
 //! is one. The decision stays in the binary; on any failure the command runs as written.
 
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, NO_CHANGE};
 use crate::hook::rewrite::Decision;
 use crate::json::{self, Value};
 
@@ -13,15 +13,12 @@ pub fn run(env: &crate::env::Env) -> i32 {
     })
 }
 
-/// The answer that changes nothing.
-const NO_CHANGE: &str = "{}";
-
 /// Answers `{"tool": "bash", "command": …}` (`tool` optional) with `{"command": …}` when the
 /// command is rewritten, `{}` otherwise.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match json::parse(payload) {
+    let doc = match crate::hook::answer::parse(payload) {
         Ok(doc) => doc,
-        Err(e) => return Answer::bad(NO_CHANGE, &format!("payload is not JSON ({e})")),
+        Err(answer) => return answer,
     };
     if let Some(tool) = doc.get("tool") {
         if !tool
