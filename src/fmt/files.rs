@@ -237,15 +237,7 @@ mod tests {
 
     fn accounted(label: &str, text: &str) -> bool {
         let doc = Doc::new(label, text);
-        let mut seen = vec![false; doc.lines.len()];
-        for p in &format(&doc).unwrap() {
-            match p {
-                Piece::Keep(n) | Piece::Rewrite(n, _) => seen[*n] = true,
-                Piece::Fold { lines, .. } => lines.iter().for_each(|&n| seen[n] = true),
-                Piece::Summary(_) => {}
-            }
-        }
-        seen.iter().all(|s| *s)
+        crate::fmt::accounts_for_every_line(doc.lines.len(), &format(&doc).unwrap())
     }
 
     #[test]

@@ -277,6 +277,20 @@ pub(crate) fn render_checked(doc: &Doc, pieces: &[Piece], listing: bool, hash: &
     crate::engine::doc::render(doc, pieces, hash)
 }
 
+/// Test helper: whether every input line is shown, rewritten or inside a fold.
+#[cfg(test)]
+pub(crate) fn accounts_for_every_line(line_count: usize, pieces: &[Piece]) -> bool {
+    let mut seen = vec![false; line_count];
+    for piece in pieces {
+        match piece {
+            Piece::Keep(n) | Piece::Rewrite(n, _) => seen[*n] = true,
+            Piece::Fold { lines, .. } => lines.iter().for_each(|&n| seen[n] = true),
+            Piece::Summary(_) => {}
+        }
+    }
+    seen.iter().all(|s| *s)
+}
+
 /// Groups consecutive foldable lines into one fold each; all other lines are kept.
 /// `kind(line)` names what a foldable line is, or `None` to keep it.
 pub fn fold_consecutive(doc: &Doc, kind: impl Fn(&str) -> Option<&'static str>) -> Vec<Piece> {
