@@ -283,7 +283,12 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         };
     }
     let doc = Doc::new(label, agent_text);
-    let facts: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    // Which lines are facts: needed for a non-listing formatter's floor and for the generic
+    // pipeline, so a listing that a formatter halves never pays for it.
+    let facts_cell = std::cell::OnceCell::new();
+    let facts = || -> &Vec<bool> {
+        facts_cell.get_or_init(|| doc.lines.iter().map(|l| facts::is_fact(l)).collect())
+    };
     // A stack trace inside a test run is kept whole, paragraph by paragraph.
     let in_trace = if trace {
         route::trace_paragraphs(&doc.lines)
@@ -296,7 +301,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
             if f.listing {
                 facts::reports_failure(doc.lines[n])
             } else {
-                facts[n]
+                facts()[n]
             }
         };
         doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
@@ -311,7 +316,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     let by_generic = if trace || halved {
         None
     } else {
-        pipeline::fold_runs(&doc, &facts).map(|pieces| render(&pieces))
+        pipeline::fold_runs(&doc, facts()).map(|pieces| render(&pieces))
     };
     let (served, kind) = match (by_formatter, by_generic) {
         (Some(by_formatter), Some(by_generic)) => {
