@@ -43,7 +43,7 @@ pub fn run(args: &Compress, env: &Env) -> i32 {
     }
     let reason = served
         .reason
-        .filter(|r| !(*r == "empty input" && exit_code.is_some()));
+        .filter(|r| !(*r == engine::EMPTY_INPUT && exit_code.is_some()));
     if let (Some(reason), false) = (reason, env.quiet) {
         eprintln!("[sqz] passed through unchanged: {reason}");
     }

@@ -17,6 +17,9 @@ use crate::{fmt, json, text, tokens};
 use doc::Doc;
 use route::{Risk, Route};
 
+/// The passthrough reason for empty input, which the hook path keeps silent.
+pub const EMPTY_INPUT: &str = "empty input";
+
 /// Content of this many tokens or fewer is always sent in full (a reference costs about 13).
 pub const REF_TOKEN_COST: usize = 13;
 
@@ -99,7 +102,7 @@ impl Outcome {
 /// be stored (no cache, store error): then only lossless stages run.
 pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Settings) -> Outcome {
     if input.is_empty() {
-        return Outcome::passthrough(input, Kind::Passthrough, Some("empty input"));
+        return Outcome::passthrough(input, Kind::Passthrough, Some(EMPTY_INPUT));
     }
     if memchr::memchr(0, input).is_some() {
         return Outcome::passthrough(input, Kind::Passthrough, Some("binary input (NUL bytes)"));
