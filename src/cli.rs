@@ -19,6 +19,8 @@ pub enum Command {
     Init(Setup),
     Uninstall(Setup),
     Doctor { global: bool, fix: bool },
+    Mcp(Mcp),
+    McpProxy(crate::mcp::proxy::ProxyOptions),
     Help { topic: Option<String> },
     Version,
 }
@@ -28,6 +30,14 @@ pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
     pub text: Option<String>,
+}
+
+/// The flags of `sqz mcp`.
+#[derive(Default)]
+pub struct Mcp {
+    pub http: bool,
+    pub port: u16,
+    pub allow: Vec<PathBuf>,
 }
 
 /// The flags of `sqz init` and `sqz uninstall`.
@@ -62,6 +72,10 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
      "Remove exactly what sqz init added, leaving everything else."),
     ("doctor", "sqz doctor [--global] [--fix]",
      "Report per client: found, tier, configured, duplicate or stale hooks, missing allow rules,\nMCP registration, sqz on PATH and the last compression. --fix runs init where needed."),
+    ("mcp", "sqz mcp [--transport stdio|http] [--port N] [--allow PATH]…",
+     "The MCP server: newline-delimited JSON-RPC on stdio (or Streamable HTTP on 127.0.0.1:N at /mcp).\nTools: sqz_read_file, sqz_grep, sqz_list_dir, sqz_recall, expand, compress, passthrough.\n  --transport T  stdio (default) or http\n  --port N       the HTTP port (implies --transport http; default 3000)\n  --allow PATH   let the file tools read under PATH too (repeatable); by default they stay\n                 inside the working directory and the client's MCP roots\nAlso reached as sqz-mcp. Runs until end of input."),
+    ("mcp proxy", "sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…",
+     "Run the stdio MCP server CMD behind sqz: successful text results are compressed (repeats\nbecome refs), tool descriptions compacted, and sqz_expand added.\n  --lazy-tools  one-sentence descriptions plus a sqz_tool_help tool with the full text\n  --no-desc     leave tool descriptions as they are\n  --no-cache    store nothing, no refs; only lossless compression"),
     ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
     ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
 ];
@@ -98,6 +112,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
                 "uninstall" => parse_setup(&mut parser, "uninstall", Command::Uninstall),
                 "doctor" => parse_doctor(&mut parser),
                 "demo" => no_args(&mut parser, "demo", Command::Demo),
+                "mcp" => parse_mcp(&mut parser),
                 "resume" => no_args(&mut parser, "resume", Command::Resume),
                 "print-opencode-plugin" => no_args(
                     &mut parser,
@@ -140,6 +155,74 @@ fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error>
         }
     }
     Ok(Command::Compress(c))
+}
+
+fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut m = Mcp {
+        port: 3000,
+        ..Mcp::default()
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Value(v) if v == "proxy" => return parse_proxy(parser),
+            Long("transport") | Short('t') => match parser.value()?.string()?.as_str() {
+                "stdio" => m.http = false,
+                "http" | "sse" | "streamable-http" => m.http = true,
+                other => {
+                    return Err(lexopt::Error::Custom(
+                        format!("unknown transport '{other}' (stdio or http)").into(),
+                    ))
+                }
+            },
+            Long("port") | Short('p') => {
+                m.port = parser.value()?.parse()?;
+                m.http = true;
+            }
+            Long("allow") => m.allow.push(PathBuf::from(parser.value()?)),
+            Long("version") | Short('V') => return Ok(Command::Version),
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("mcp".into()),
+                })
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Mcp(m))
+}
+
+fn parse_proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut p = crate::mcp::proxy::ProxyOptions {
+        lazy_tools: false,
+        no_desc: false,
+        no_cache: false,
+        command: Vec::new(),
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("lazy-tools") => p.lazy_tools = true,
+            Long("no-desc") => p.no_desc = true,
+            Long("no-cache") => p.no_cache = true,
+            Long("help") | Short('h') => {
+                return Ok(Command::Help {
+                    topic: Some("mcp proxy".into()),
+                })
+            }
+            // The upstream command and everything after it, flags included, as written.
+            Value(program) => {
+                p.command.push(program);
+                p.command.extend(parser.raw_args()?);
+                break;
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if p.command.is_empty() {
+        return Err(lexopt::Error::Custom(
+            "mcp proxy needs the upstream command (usage: sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…)".into(),
+        ));
+    }
+    Ok(Command::McpProxy(p))
 }
 
 fn parse_tokens(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {

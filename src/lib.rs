@@ -8,6 +8,7 @@ pub mod env;
 pub mod fmt;
 pub mod hook;
 pub mod json;
+pub mod mcp;
 pub mod store;
 pub mod text;
 pub mod tokens;

@@ -119,6 +119,7 @@ pub fn serve(
                     original: body,
                     served: &outcome.stdout,
                     path_key: outcome.path_key.as_deref(),
+                    simhash: None,
                 }),
                 touch: outcome.touch.as_deref(),
             };

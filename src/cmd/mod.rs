@@ -4,7 +4,7 @@
 pub mod compress;
 mod demo;
 mod doctor;
-mod expand;
+pub mod expand;
 mod init;
 mod manage;
 mod resume;
@@ -41,6 +41,18 @@ pub fn run(command: Command, env: &Env) -> i32 {
         Command::Init(setup) => init::init(&setup),
         Command::Uninstall(setup) => init::uninstall(&setup),
         Command::Doctor { global, fix } => doctor::run(global, fix, env),
+        Command::Mcp(args) => {
+            let options = crate::mcp::server::Options {
+                allow: args.allow,
+                test_panic: std::env::var_os("SQZ_MCP_TEST_PANIC").is_some_and(|v| v == "1"),
+            };
+            if args.http {
+                crate::mcp::http::serve(&options, env, args.port)
+            } else {
+                crate::mcp::server::serve_stdio(&options, env)
+            }
+        }
+        Command::McpProxy(options) => crate::mcp::proxy::run(options, env),
         Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
             Some(text) => {
                 write_stdout(text.as_bytes());

@@ -5,6 +5,7 @@
 
 pub mod ansi;
 pub mod dedup;
+pub mod delta;
 pub mod doc;
 pub mod facts;
 pub mod gate;

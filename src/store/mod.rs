@@ -74,6 +74,8 @@ pub struct EntryWrite<'a> {
     pub original: &'a [u8],
     pub served: &'a [u8],
     pub path_key: Option<&'a str>,
+    /// SimHash of the served text, for entries that may later be the base of a delta.
+    pub simhash: Option<u64>,
 }
 
 /// Everything one call writes.
@@ -97,6 +99,33 @@ pub struct RecentEntry {
     pub last_served: i64,
     pub tokens_in: i64,
     pub served: Vec<u8>,
+}
+
+/// A possible base for a delta: its hash and what the agent was shown of it.
+pub struct DeltaCandidate {
+    pub hash: String,
+    pub served: Vec<u8>,
+}
+
+/// One `recall` result.
+pub struct RecallHit {
+    pub hash: String,
+    pub label: String,
+    pub last_served: i64,
+    pub snippet: String,
+}
+
+/// Turns free text into an FTS5 query: each word quoted (so no word is read as syntax), any of
+/// them may match, and BM25 ranks entries holding more of them first. `None` when the text has
+/// no word.
+pub fn recall_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .take(32)
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
 }
 
 /// How a hash prefix resolves.
@@ -270,11 +299,12 @@ impl Store {
                 .map_err(err)?;
             tx.execute(
                 "INSERT INTO entries(hash, original, served, label, path_key, original_bytes, served_bytes,
-                                     tokens_in, tokens_out, first_served, last_served)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+                                     tokens_in, tokens_out, first_served, last_served, simhash)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)
                  ON CONFLICT(hash) DO UPDATE SET served = excluded.served, served_bytes = excluded.served_bytes,
                      tokens_out = excluded.tokens_out, label = excluded.label,
-                     path_key = coalesce(excluded.path_key, path_key), last_served = excluded.last_served",
+                     path_key = coalesce(excluded.path_key, path_key), last_served = excluded.last_served,
+                     simhash = coalesce(excluded.simhash, simhash)",
                 params![
                     hash,
                     entry.original,
@@ -285,7 +315,8 @@ impl Store {
                     entry.served.len() as i64,
                     rec.tokens_in as i64,
                     rec.tokens_out as i64,
-                    rec.now
+                    rec.now,
+                    entry.simhash.map(|h| h as i64)
                 ],
             )
             .map_err(err)?;
@@ -494,6 +525,85 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Fresh entries that may be the base of a delta for a new text: those read from the same
+    /// path first (newest first), then those whose SimHash is within `max_distance` bits,
+    /// closest first; at most `limit`. `fresh_after` is the oldest `last_served` still fresh.
+    pub fn delta_candidates(
+        &self,
+        path_key: Option<&str>,
+        simhash: u64,
+        max_distance: u32,
+        fresh_after: i64,
+        limit: usize,
+    ) -> Result<Vec<DeltaCandidate>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT hash, simhash, coalesce(path_key = ?1, 0), last_served FROM entries
+                 WHERE simhash IS NOT NULL AND (pinned != 0 OR last_served > ?2)",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut near: Vec<(bool, u32, i64, String)> = stmt
+            .query_map(params![path_key, fresh_after], |r| {
+                let hash: String = r.get(0)?;
+                let theirs = r.get::<_, i64>(1)? as u64;
+                let same_path = r.get::<_, i64>(2)? != 0;
+                Ok((same_path, (theirs ^ simhash).count_ones(), r.get(3)?, hash))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        near.retain(|(same_path, distance, _, _)| *same_path || *distance <= max_distance);
+        near.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(if a.0 { b.2.cmp(&a.2) } else { a.1.cmp(&b.1) })
+                .then(a.3.cmp(&b.3))
+        });
+        near.truncate(limit);
+        let mut out = Vec::with_capacity(near.len());
+        for (_, _, _, hash) in near {
+            if let Some(served) = self.served(&hash)? {
+                out.push(DeltaCandidate { hash, served });
+            }
+        }
+        Ok(out)
+    }
+
+    /// What the agent was last shown of an entry.
+    pub fn served(&self, hash: &str) -> Result<Option<Vec<u8>>> {
+        self.conn
+            .query_row("SELECT served FROM entries WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Full-text search (BM25) over served text: the best `limit` entries for `query`, each with
+    /// a short snippet around the matched words. `query` is FTS5 syntax; see `recall_query`.
+    pub fn recall(&self, query: &str, limit: usize) -> Result<Vec<RecallHit>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT e.hash, e.label, e.last_served, snippet(served_fts, 0, '', '', '…', 16)
+                 FROM served_fts JOIN entries e ON e.rowid = served_fts.rowid
+                 WHERE served_fts MATCH ?1 ORDER BY bm25(served_fts), e.last_served DESC LIMIT ?2",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![query, limit as i64], |r| {
+                Ok(RecallHit {
+                    hash: r.get(0)?,
+                    label: r.get(1)?,
+                    last_served: r.get(2)?,
+                    snippet: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// `PRAGMA integrity_check`, for tests and doctor.
     pub fn integrity_check(&self) -> Result<String> {
         self.conn
@@ -659,6 +769,7 @@ mod tests {
                 original: body,
                 served: body,
                 path_key: None,
+                simhash: None,
             }),
             touch: None,
         };

@@ -3,9 +3,10 @@
 
 use rusqlite::Connection;
 
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
-const MIGRATIONS: [&str; 1] = [r#"
+const MIGRATIONS: [&str; 2] = [
+    r#"
 CREATE TABLE entries (
     hash           TEXT PRIMARY KEY,     -- first 16 hex digits of the SHA-256 of the original
     original       BLOB NOT NULL,        -- the bytes the command printed, trailer stripped
@@ -37,7 +38,12 @@ CREATE TABLE meta (
     value TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE served_fts USING fts5(body, tokenize = 'unicode61');
-"#];
+"#,
+    r#"
+-- SimHash of the served text's lines, for finding the base of a delta (MCP file reads).
+ALTER TABLE entries ADD COLUMN simhash INTEGER;
+"#,
+];
 
 /// Brings the schema to `VERSION`. A store from a newer sqz is refused rather than damaged.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {

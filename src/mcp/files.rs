@@ -1,0 +1,490 @@
+//! The workspace tools: `sqz_read_file`, `sqz_grep` and `sqz_list_dir`. They never drop content:
+//! a read is lossless apart from colour codes, and their saving comes only from references,
+//! slice references and deltas on repeats. A size cap always says in the header what it cut.
+
+use super::pattern::Pattern;
+use super::tools::{
+    bool_arg, count_arg, fresh_after, serve_whole, string_arg, Context, ToolOutput,
+};
+use crate::engine::{ansi, dedup, delta, route, REF_TOKEN_COST};
+use crate::json::Value;
+use crate::store::{EntryWrite, Record};
+use crate::{text, tokens};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Bytes a read returns unless `max_bytes` says otherwise.
+const READ_CAP: u64 = 256 * 1024;
+/// Directories that hold dependencies, build output or history, not the project's own files.
+const IGNORED_DIRS: &[&str] = &[".git", "node_modules", "target", ".venv"];
+/// Files larger than this are not searched.
+const GREP_MAX_FILE: u64 = 16 << 20;
+const GREP_DEFAULT_MATCHES: u64 = 200;
+/// A matched line longer than this is cut, with the count of characters not shown.
+const GREP_LINE_CHARS: usize = 400;
+const LIST_MAX_ENTRIES: usize = 2000;
+/// SimHash bits within which another fresh read is tried as a delta base.
+const NEAR_DISTANCE: u32 = 12;
+
+pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let path = string_arg(args, "path", true)?.unwrap_or_default();
+    let offset = count_arg(args, "offset", u32::MAX as u64)?;
+    let limit = count_arg(args, "limit", u32::MAX as u64)?;
+    let max_bytes = count_arg(args, "max_bytes", u64::MAX)?.unwrap_or(READ_CAP) as usize;
+    let real = ctx.workspace.resolve(&path)?;
+    if real.is_dir() {
+        return Err(format!("{path} is a directory; use sqz_list_dir"));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err(format!(
+            "{path} is a binary file ({} bytes); not shown",
+            bytes.len()
+        ));
+    }
+    let whole = std::str::from_utf8(&bytes).map_err(|_| {
+        format!(
+            "{path} is not UTF-8 text ({} bytes); not shown",
+            bytes.len()
+        )
+    })?;
+    let lines: Vec<&str> = whole.split_inclusive('\n').collect();
+    let total = lines.len();
+    let ranged = offset.is_some() || limit.is_some();
+    let first = offset.unwrap_or(1) as usize;
+    if first > total.max(1) {
+        return Err(format!(
+            "offset {first} is past the end: {path} has {total} lines"
+        ));
+    }
+    let wanted_last = match limit {
+        Some(n) => (first - 1).saturating_add(n as usize).min(total),
+        None => total,
+    };
+    // The cap cuts at a line break, unless one line alone is larger.
+    let mut last = first.saturating_sub(1);
+    let mut size = 0usize;
+    while last < wanted_last && size + lines[last].len() <= max_bytes {
+        size += lines[last].len();
+        last += 1;
+    }
+    let selection_start: usize = lines[..first - 1].iter().map(|l| l.len()).sum();
+    let mut selection = &whole[selection_start..selection_start + size];
+    let mut cut_note = String::new();
+    if last < wanted_last {
+        if last < first {
+            selection = text::cut_at_char(&whole[selection_start..], max_bytes);
+            cut_note = format!(
+                " · cut at max_bytes={max_bytes}: line {first} is longer, only its first {} bytes shown",
+                selection.len()
+            );
+        } else {
+            cut_note = format!(
+                " · cut at max_bytes={max_bytes}: lines {}-{wanted_last} not shown, read on with offset={}",
+                last + 1,
+                last + 1
+            );
+        }
+    }
+    let shown_last = last.max(first);
+    let shown = ctx.workspace.display(&real);
+    let mut header = if total == 0 {
+        format!(
+            "[sqz_read_file path={shown} size={} lines=0 of 0",
+            bytes.len()
+        )
+    } else {
+        format!(
+            "[sqz_read_file path={shown} size={} lines={first}-{shown_last} of {total}",
+            bytes.len()
+        )
+    };
+    header.push_str(&cut_note);
+    let body = ansi::strip(selection);
+    let label = format!("sqz_read_file {shown}");
+    let partial = ranged || !cut_note.is_empty();
+    let served = serve_read(ctx, &label, &real, selection, &body, partial);
+    let (note, text_out) = match served {
+        ReadServed::Whole => (String::new(), body.into_owned()),
+        ReadServed::Ref(token) => (
+            " · unchanged since it was last read".into(),
+            format!("{token}\n"),
+        ),
+        ReadServed::Slice(token) => (
+            " · these lines were in an earlier read".into(),
+            format!("{token}\n"),
+        ),
+        ReadServed::Delta { text, new_hash } => (
+            format!(
+                " · changed since an earlier read; apply the delta to it (full text: expand {})",
+                text::shown_hash(&new_hash)
+            ),
+            text,
+        ),
+    };
+    Ok(ToolOutput::text(format!("{header}{note}]\n{text_out}")))
+}
+
+enum ReadServed {
+    Whole,
+    Ref(String),
+    Slice(String),
+    Delta { text: String, new_hash: String },
+}
+
+/// Decides between the whole body, a reference, a slice reference and a delta, and records
+/// the read. Any store problem means the whole body: it is always correct to send it.
+fn serve_read(
+    ctx: &mut Context,
+    label: &str,
+    real: &Path,
+    selection: &str,
+    body: &str,
+    partial: bool,
+) -> ReadServed {
+    let env = ctx.env.clone();
+    let Some(store) = ctx.store.as_mut() else {
+        return ReadServed::Whole;
+    };
+    // Credentials, key blocks and the like are sent as they are and never stored.
+    if !matches!(
+        route::route(label, selection),
+        route::Route::Normal | route::Route::Verbatim
+    ) {
+        return ReadServed::Whole;
+    }
+    let now = crate::env::now_ms();
+    let hash = text::hash16(selection.as_bytes());
+    let tokens_in = tokens::count(body);
+    let path_key = real.to_string_lossy().into_owned();
+    let fresh = fresh_after(store, &env, now);
+    let is_fresh = |state: crate::store::EntryState| {
+        state.pinned || fresh.is_some_and(|after| state.last_served > after)
+    };
+    let mut served = ReadServed::Whole;
+    let mut touch = None;
+    // Tiny bodies always go out whole: a reference would cost as much.
+    if fresh.is_some() && tokens_in > REF_TOKEN_COST {
+        if store.lookup(&hash).ok().flatten().is_some_and(is_fresh) {
+            served = ReadServed::Ref(dedup::ref_token(&hash));
+            touch = Some(hash.clone());
+        } else if partial {
+            if let Ok(candidates) =
+                store.slice_candidates(Some(&path_key), selection.len(), 64 << 20)
+            {
+                let same_file: Vec<_> = candidates
+                    .into_iter()
+                    .filter(|c| c.state.pinned || is_fresh(c.state))
+                    .collect();
+                if let Some(slice) =
+                    dedup::find_slice(selection.as_bytes(), body, &same_file, is_fresh)
+                {
+                    touch = Some(slice.hash.clone());
+                    served =
+                        ReadServed::Slice(dedup::slice_token(&slice.hash, slice.first, slice.last));
+                }
+            }
+        } else if let Some(after) = fresh {
+            let sim = delta::simhash(body);
+            if let Ok(bases) = store.delta_candidates(Some(&path_key), sim, NEAR_DISTANCE, after, 4)
+            {
+                let best = bases
+                    .iter()
+                    .filter_map(|base| {
+                        let base_text = std::str::from_utf8(&base.served).ok()?;
+                        delta::encode(&base.hash, base_text, body)
+                    })
+                    .min_by_key(|d| tokens::count(d));
+                if let Some(d) = best.filter(|d| tokens::count(d) < tokens_in) {
+                    served = ReadServed::Delta {
+                        text: d,
+                        new_hash: hash.clone(),
+                    };
+                }
+            }
+        }
+    }
+    let (kind, tokens_out) = match &served {
+        ReadServed::Whole => ("fresh", tokens_in),
+        ReadServed::Ref(t) => ("ref", tokens::count(t)),
+        ReadServed::Slice(t) => ("slice", tokens::count(t)),
+        ReadServed::Delta { text, .. } => ("delta", tokens::count(text)),
+    };
+    let new_entry = matches!(served, ReadServed::Whole | ReadServed::Delta { .. });
+    let record = Record {
+        now,
+        label,
+        kind,
+        tokens_in,
+        tokens_out,
+        hash: Some(&hash),
+        // A delta's reader holds the new text once it applies it: later reads may refer to it.
+        entry: new_entry.then(|| EntryWrite {
+            original: selection.as_bytes(),
+            served: body.as_bytes(),
+            path_key: Some(&path_key),
+            simhash: (!partial).then(|| delta::simhash(body)),
+        }),
+        touch: touch.as_deref(),
+    };
+    match store.record(&record, env.limits()) {
+        Ok(()) => served,
+        Err(_) => ReadServed::Whole,
+    }
+}
+
+/// What a walk left out, by reason, for the header.
+#[derive(Default)]
+struct Skipped {
+    dirs: BTreeMap<&'static str, usize>,
+    binary: usize,
+    large: usize,
+    outside: usize,
+    unreadable: usize,
+}
+
+impl Skipped {
+    fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .dirs
+            .iter()
+            .map(|(name, n)| format!("{name} ({n} {})", if *n == 1 { "dir" } else { "dirs" }))
+            .collect();
+        let mut count = |n: usize, what: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        };
+        count(self.binary, "binary or non-UTF-8 files");
+        count(self.large, "files over 16 MiB");
+        count(self.outside, "links leading outside the workspace");
+        count(self.unreadable, "unreadable entries");
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" · skipped: {}", parts.join(", "))
+        }
+    }
+}
+
+/// One entry met by a walk.
+struct Entry {
+    path: PathBuf,
+    depth: usize,
+    is_dir: bool,
+    link_target: Option<PathBuf>,
+}
+
+/// Walks `root` depth first in name order to `max_depth` levels, calling `visit` for each entry
+/// before the entries inside it. Ignored directories are counted, not entered; symbolic links
+/// are never followed into directories. `visit` returns false to stop the walk.
+fn walk(
+    ctx: &Context,
+    root: &Path,
+    max_depth: usize,
+    skipped: &mut Skipped,
+    visit: &mut dyn FnMut(&Entry, &mut Skipped) -> bool,
+) {
+    walk_dir(ctx, root, 1, max_depth, skipped, visit);
+}
+
+/// One directory of `walk`; false once `visit` asked to stop.
+fn walk_dir(
+    ctx: &Context,
+    dir: &Path,
+    depth: usize,
+    max_depth: usize,
+    skipped: &mut Skipped,
+    visit: &mut dyn FnMut(&Entry, &mut Skipped) -> bool,
+) -> bool {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        skipped.unreadable += 1;
+        return true;
+    };
+    let mut children: Vec<(std::ffi::OsString, std::fs::FileType)> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+        .collect();
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, kind) in children {
+        let path = dir.join(&name);
+        if let (Some(ignored), true) = (IGNORED_DIRS.iter().find(|d| name == **d), kind.is_dir()) {
+            *skipped.dirs.entry(ignored).or_default() += 1;
+            continue;
+        }
+        let entry = Entry {
+            link_target: kind
+                .is_symlink()
+                .then(|| std::fs::read_link(&path).unwrap_or_default()),
+            path,
+            depth,
+            is_dir: kind.is_dir(),
+        };
+        if !visit(&entry, skipped) {
+            return false;
+        }
+        if entry.is_dir
+            && depth < max_depth
+            && ctx.workspace.contains(&entry.path)
+            && !walk_dir(ctx, &entry.path, depth + 1, max_depth, skipped, visit)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+pub fn grep(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let pattern_text = string_arg(args, "pattern", true)?.unwrap_or_default();
+    let path = string_arg(args, "path", false)?.unwrap_or_else(|| ".".into());
+    let regex = bool_arg(args, "regex")?;
+    let ignore_case = bool_arg(args, "ignore_case")?;
+    let max_matches =
+        count_arg(args, "max_matches", 100_000)?.unwrap_or(GREP_DEFAULT_MATCHES) as usize;
+    let pattern = Pattern::new(&pattern_text, regex, ignore_case)?;
+    let root = ctx.workspace.resolve(&path)?;
+    let mut skipped = Skipped::default();
+    let mut shown = String::new();
+    let (mut matches, mut files, mut hidden_matches, mut hidden_files) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut search = |file: &Path, skipped: &mut Skipped, ctx: &Context| {
+        let Ok(meta) = std::fs::metadata(file) else {
+            skipped.unreadable += 1;
+            return;
+        };
+        if meta.len() > GREP_MAX_FILE {
+            skipped.large += 1;
+            return;
+        }
+        let Ok(bytes) = std::fs::read(file) else {
+            skipped.unreadable += 1;
+            return;
+        };
+        let Some(text) = std::str::from_utf8(&bytes)
+            .ok()
+            .filter(|_| memchr::memchr(0, &bytes).is_none())
+        else {
+            skipped.binary += 1;
+            return;
+        };
+        let name = ctx.workspace.display(file);
+        let mut found_here = 0;
+        let mut hidden_here = 0;
+        for (n, line) in text.lines().enumerate() {
+            if !pattern.is_match(line) {
+                continue;
+            }
+            found_here += 1;
+            if matches + found_here > max_matches {
+                hidden_here += 1;
+                continue;
+            }
+            let kept = text::cut_at_char(line, GREP_LINE_CHARS);
+            shown.push_str(&format!("{name}:{}:{kept}", n + 1));
+            if kept.len() < line.len() {
+                shown.push_str(&format!(
+                    " …[{} more chars]",
+                    line[kept.len()..].chars().count()
+                ));
+            }
+            shown.push('\n');
+        }
+        if found_here > 0 {
+            files += 1;
+            if hidden_here > 0 {
+                hidden_matches += hidden_here;
+                hidden_files += 1;
+            }
+        }
+        matches += found_here;
+    };
+    if root.is_file() {
+        search(&root, &mut skipped, ctx);
+    } else {
+        walk(
+            ctx,
+            &root,
+            usize::MAX,
+            &mut skipped,
+            &mut |entry, skipped| {
+                if entry.is_dir {
+                    return true;
+                }
+                if entry.link_target.is_some() {
+                    match std::fs::canonicalize(&entry.path) {
+                        Ok(real) if real.is_file() && ctx.workspace.contains(&real) => {}
+                        Ok(real) if real.is_dir() => return true,
+                        _ => {
+                            skipped.outside += 1;
+                            return true;
+                        }
+                    }
+                }
+                search(&entry.path, skipped, ctx);
+                true
+            },
+        );
+    }
+    let mut out = format!(
+        "[sqz_grep pattern={pattern_text:?} path={} matches={matches} files={files}{}]\n",
+        ctx.workspace.display(&root),
+        skipped.describe()
+    );
+    out.push_str(&shown);
+    if hidden_matches > 0 {
+        out.push_str(&format!(
+            "[… {hidden_matches} more matches in {hidden_files} files not shown (max_matches={max_matches}) · narrow the path or pattern, or raise max_matches]\n"
+        ));
+    }
+    let label = format!("sqz_grep {pattern_text} {path}");
+    Ok(ToolOutput::text(serve_whole(ctx, &label, &out, "fresh")))
+}
+
+pub fn list_dir(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let path = string_arg(args, "path", false)?.unwrap_or_else(|| ".".into());
+    let depth = match count_arg(args, "depth", 16)? {
+        Some(d) => d,
+        None => count_arg(args, "max_depth", 16)?.unwrap_or(1),
+    } as usize;
+    let root = ctx.workspace.resolve(&path)?;
+    if !root.is_dir() {
+        return Err(format!("{path} is not a directory; use sqz_read_file"));
+    }
+    let mut skipped = Skipped::default();
+    let mut lines = String::new();
+    let (mut entries, mut hidden) = (0usize, 0usize);
+    walk(ctx, &root, depth, &mut skipped, &mut |entry, _| {
+        entries += 1;
+        if entries > LIST_MAX_ENTRIES {
+            hidden += 1;
+            return true;
+        }
+        let name = entry
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        lines.push_str(&"  ".repeat(entry.depth - 1));
+        lines.push_str(&name);
+        match &entry.link_target {
+            Some(target) => lines.push_str(&format!(" -> {}", target.display())),
+            None if entry.is_dir => lines.push('/'),
+            None => {}
+        }
+        lines.push('\n');
+        true
+    });
+    let mut out = format!(
+        "[sqz_list_dir path={} depth={depth} entries={entries}{}]\n",
+        ctx.workspace.display(&root),
+        skipped.describe()
+    );
+    out.push_str(&lines);
+    if hidden > 0 {
+        out.push_str(&format!(
+            "[… {hidden} more entries not shown (cap {LIST_MAX_ENTRIES}) · list a subdirectory or a smaller depth]\n"
+        ));
+    }
+    let label = format!("sqz_list_dir {path} {depth}");
+    Ok(ToolOutput::text(serve_whole(ctx, &label, &out, "fresh")))
+}

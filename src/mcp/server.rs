@@ -1,0 +1,304 @@
+//! `sqz mcp`: the MCP server. It answers the legacy handshake (`initialize`, negotiating among
+//! the dated versions below), `ping`, `tools/list` and `tools/call`, asks the client for its
+//! roots when it has them, and keeps serving after any bad line or panic. Only protocol goes
+//! to stdout.
+
+use super::rpc::{self, Message};
+use super::tools::{self, Context};
+use super::workspace::Workspace;
+use crate::env::Env;
+use crate::json::Value;
+use std::collections::VecDeque;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Dated protocol versions this server speaks, newest first. A client asking for another one
+/// (the stateless 2026-07-28 revision included) is answered with the newest, as the handshake
+/// prescribes; such a client then falls back or disconnects.
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// How long a file tool waits for the client's answer to `roots/list` before it checks paths
+/// against the roots it already knows.
+const ROOTS_WAIT: Duration = Duration::from_secs(2);
+
+const INSTRUCTIONS: &str = "sqz keeps tool output small without losing it. Prefer sqz_read_file, sqz_grep and sqz_list_dir for files you may read more than once: a repeat comes back as §ref:HASH§ (you already have that text), §ref:HASH:La-b§ (lines a-b of an earlier read) or §delta:HASH§ (the changes since an earlier read). Markers like [… N lines · sqz expand HASH:La-b] name what was folded. Call expand with any ref or hash to get the original bytes.";
+
+pub struct Options {
+    pub allow: Vec<PathBuf>,
+    /// Answer the method `sqz/test-panic` by panicking, so tests can show that the next
+    /// request is still served (`SQZ_MCP_TEST_PANIC=1`; never set in normal use).
+    pub test_panic: bool,
+}
+
+pub struct Server {
+    ctx: Context,
+    /// The client said it can answer `roots/list`.
+    client_has_roots: bool,
+    /// The id of our unanswered `roots/list` request.
+    roots_pending: Option<String>,
+    roots_asked: u64,
+    test_panic: bool,
+}
+
+impl Server {
+    pub fn new(options: &Options, env: &Env) -> Server {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let store = super::open_store(env);
+        Server {
+            ctx: Context {
+                store,
+                env: env.clone(),
+                workspace: Workspace::new(cwd, &options.allow),
+            },
+            client_has_roots: false,
+            roots_pending: None,
+            roots_asked: 0,
+            test_panic: options.test_panic,
+        }
+    }
+
+    /// Whether a file tool call should wait for the roots the client is about to send.
+    pub fn awaiting_roots(&self) -> bool {
+        self.roots_pending.is_some()
+    }
+
+    /// Handles one line from the client and returns the lines to send back, in order.
+    pub fn handle_line(&mut self, line: &[u8]) -> Vec<String> {
+        match rpc::parse(line) {
+            Err(rejected) => vec![rejected.answer()],
+            Ok(Message::Request { id, method, params }) => {
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.request(&method, params.as_ref())
+                }));
+                vec![match handled {
+                    Ok(Ok(result)) => rpc::result_line(&id, result),
+                    Ok(Err((code, message))) => rpc::error_line(Some(&id), code, &message),
+                    Err(_) => rpc::error_line(
+                        Some(&id),
+                        rpc::INTERNAL_ERROR,
+                        &format!("internal error while handling {method}; the server goes on"),
+                    ),
+                }]
+            }
+            Ok(Message::Notification { method, .. }) => self.notification(&method),
+            Ok(Message::Response { id, result, .. }) => {
+                self.response(&id, result.as_ref());
+                Vec::new()
+            }
+        }
+    }
+
+    /// Whether `line` is a call of a tool that checks paths against the roots.
+    pub fn needs_roots(line: &[u8]) -> bool {
+        match rpc::parse(line) {
+            Ok(Message::Request { method, params, .. }) if method == "tools/call" => params
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .is_some_and(|n| matches!(n, "sqz_read_file" | "sqz_grep" | "sqz_list_dir")),
+            _ => false,
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Option<&Value>) -> Result<Value, (i64, String)> {
+        let empty = Value::object();
+        let params = params.unwrap_or(&empty);
+        match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(Value::object()),
+            "sqz/test-panic" if self.test_panic => panic!("sqz/test-panic was called"),
+            "tools/list" => Ok(tools::list()),
+            "tools/call" => {
+                let name = params.get("name").and_then(Value::as_str).ok_or((
+                    rpc::INVALID_PARAMS,
+                    "tools/call needs params.name".to_string(),
+                ))?;
+                if !tools::exists(name) {
+                    return Err((rpc::INVALID_PARAMS, format!("unknown tool: {name}")));
+                }
+                let args = match params.get("arguments") {
+                    None | Some(Value::Null) => Value::object(),
+                    Some(v @ Value::Object(_)) => v.clone(),
+                    Some(_) => {
+                        return Err((
+                            rpc::INVALID_PARAMS,
+                            "tools/call params.arguments must be an object".into(),
+                        ))
+                    }
+                };
+                Ok(tools::call(&mut self.ctx, name, &args).to_value())
+            }
+            _ => Err((rpc::METHOD_NOT_FOUND, format!("method not found: {method}"))),
+        }
+    }
+
+    fn initialize(&mut self, params: &Value) -> Value {
+        let asked = params.get("protocolVersion").and_then(Value::as_str);
+        let version = asked
+            .filter(|v| PROTOCOL_VERSIONS.contains(v))
+            .unwrap_or(PROTOCOL_VERSIONS[0]);
+        self.client_has_roots = params
+            .get("capabilities")
+            .and_then(|c| c.get("roots"))
+            .is_some_and(|r| r.as_object().is_some());
+        Value::Object(vec![
+            ("protocolVersion".into(), Value::str(version)),
+            (
+                "capabilities".into(),
+                Value::Object(vec![(
+                    "tools".into(),
+                    Value::Object(vec![("listChanged".into(), Value::Bool(false))]),
+                )]),
+            ),
+            (
+                "serverInfo".into(),
+                Value::Object(vec![
+                    ("name".into(), Value::str("sqz")),
+                    ("version".into(), Value::str(env!("CARGO_PKG_VERSION"))),
+                ]),
+            ),
+            ("instructions".into(), Value::str(INSTRUCTIONS)),
+        ])
+    }
+
+    fn notification(&mut self, method: &str) -> Vec<String> {
+        match method {
+            "notifications/initialized" | "notifications/roots/list_changed"
+                if self.client_has_roots =>
+            {
+                self.roots_asked += 1;
+                let id = format!("sqz-roots-{}", self.roots_asked);
+                let line = rpc::request_line(&id, "roots/list");
+                self.roots_pending = Some(id);
+                vec![line]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn response(&mut self, id: &Value, result: Option<&Value>) {
+        if self.roots_pending.as_deref() != id.as_str() {
+            return;
+        }
+        self.roots_pending = None;
+        let uris = result
+            .and_then(|r| r.get("roots"))
+            .and_then(Value::as_array)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|root| root.get("uri").and_then(Value::as_str));
+        self.ctx.workspace.set_client_roots(uris);
+    }
+
+    /// Stops waiting for roots that did not come.
+    fn give_up_on_roots(&mut self) {
+        self.roots_pending = None;
+    }
+}
+
+/// The stdio transport: one message per line in, one per line out, until end of input.
+pub fn serve_stdio(options: &Options, env: &Env) -> i32 {
+    // A panic inside a request is answered; its report would only be noise on stderr.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("sqz mcp: internal error: {info}");
+    }));
+    let mut server = Server::new(options, env);
+    let (lines_tx, lines) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if lines_tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut out = std::io::stdout().lock();
+    // Calls held back while the client's roots are on their way, in arrival order.
+    let mut deferred: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut deadline: Option<Instant> = None;
+    let mut open = true;
+    while open || !deferred.is_empty() {
+        let next = match deadline {
+            _ if !open => None,
+            Some(at) => match lines.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(line) => Some(line),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    server.give_up_on_roots();
+                    None
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    None
+                }
+            },
+            None => match lines.recv() {
+                Ok(line) => Some(line),
+                Err(_) => {
+                    open = false;
+                    None
+                }
+            },
+        };
+        if !open {
+            server.give_up_on_roots();
+        }
+        if let Some(line) = next {
+            let trimmed = trim_line(&line);
+            if trimmed.is_empty() {
+                continue;
+            }
+            let wait =
+                !deferred.is_empty() || (server.awaiting_roots() && Server::needs_roots(trimmed));
+            if wait {
+                deadline.get_or_insert_with(|| Instant::now() + ROOTS_WAIT);
+                // The roots answer itself is never held back.
+                if matches!(rpc::parse(trimmed), Ok(Message::Response { .. })) {
+                    if !write_lines(&mut out, server.handle_line(trimmed)) {
+                        return 0;
+                    }
+                } else {
+                    deferred.push_back(trimmed.to_vec());
+                }
+            } else if !write_lines(&mut out, server.handle_line(trimmed)) {
+                return 0;
+            }
+        }
+        if !server.awaiting_roots() {
+            deadline = None;
+            while let Some(line) = deferred.pop_front() {
+                if !write_lines(&mut out, server.handle_line(&line)) {
+                    return 0;
+                }
+            }
+        }
+    }
+    0
+}
+
+/// The line without its line break (`\n` or `\r\n`).
+pub fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Writes each message on its own line; false once stdout is closed.
+fn write_lines(out: &mut impl Write, lines: Vec<String>) -> bool {
+    for line in lines {
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return false;
+        }
+    }
+    true
+}

@@ -1,0 +1,397 @@
+//! The MCP server's tools: their schemas and descriptions, argument checks, and the text tools
+//! (`compress`, `passthrough`, `expand`, `sqz_recall`). A tool that fails answers `isError`
+//! with one line the model can act on; it never takes the server down.
+
+use super::files;
+use super::workspace::Workspace;
+use crate::engine::{dedup, route, REF_TOKEN_COST};
+use crate::env::Env;
+use crate::json::Value;
+use crate::store::{EntryWrite, Record, Resolved, Store};
+use crate::{text, tokens};
+
+/// What the tools share for the life of the server.
+pub struct Context {
+    pub store: Option<Store>,
+    pub env: Env,
+    pub workspace: Workspace,
+}
+
+/// The content of one `tools/call` result.
+pub struct ToolOutput {
+    pub content: Vec<Value>,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![text_item(text.into())],
+            is_error: false,
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![text_item(message.into())],
+            is_error: true,
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        Value::Object(vec![
+            ("content".into(), Value::Array(self.content.clone())),
+            ("isError".into(), Value::Bool(self.is_error)),
+        ])
+    }
+}
+
+pub fn text_item(text: String) -> Value {
+    Value::Object(vec![
+        ("type".into(), Value::str("text")),
+        ("text".into(), Value::String(text)),
+    ])
+}
+
+/// (name, description, input schema as JSON).
+const TOOLS: &[(&str, &str, &str)] = &[
+    (
+        "sqz_read_file",
+        "Read a text file, losslessly. A re-read the conversation already holds comes back as §ref:HASH§ (unchanged), §ref:HASH:La-b§ (lines of an earlier full read) or §delta:HASH§ (changed lines of an earlier read, with one line of context; apply it to that read). Prefer it for source files and logs you may read more than once; use your built-in read tool for tiny config files and byte-exact lockfiles.",
+        r#"{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the workspace or absolute"},"offset":{"type":"integer","minimum":1,"description":"first line to read (1-based)"},"limit":{"type":"integer","minimum":1,"description":"number of lines to read"},"max_bytes":{"type":"integer","minimum":1,"description":"cap on the bytes returned (default 262144); the header says what was cut"}},"required":["path"],"additionalProperties":false}"#,
+    ),
+    (
+        "sqz_grep",
+        "Search files under a path for a fixed string (or, with regex: true, a regex subset: literals, . [] [^] \\d \\w \\s \\b ^ $ () (?:) | * + ? {n,m}). Results are path:line:text, grouped by file; .git, node_modules, target and .venv are skipped and counted. Use your built-in search for one small file.",
+        r#"{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string","description":"file or directory (default .)"},"regex":{"type":"boolean","description":"treat pattern as a regex (default false: fixed string)"},"ignore_case":{"type":"boolean"},"max_matches":{"type":"integer","minimum":1,"description":"default 200"}},"required":["pattern"],"additionalProperties":false}"#,
+    ),
+    (
+        "sqz_list_dir",
+        "List a directory tree to a depth, sorted, directories ending in /; .git, node_modules, target and .venv are skipped and counted.",
+        r#"{"type":"object","properties":{"path":{"type":"string","description":"directory (default .)"},"depth":{"type":"integer","minimum":1,"maximum":16,"description":"levels to descend (default 1)"}},"additionalProperties":false}"#,
+    ),
+    (
+        "sqz_recall",
+        "Full-text search over everything sqz served earlier in this and past sessions; each hit has a ref to pass to expand.",
+        r#"{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"default 5"}},"required":["query"],"additionalProperties":false}"#,
+    ),
+    (
+        "expand",
+        "Return the original bytes behind §ref:HASH§, §ref:HASH:La-b§, §delta:HASH§ (the base), a hash prefix, or HASH:La-b from any sqz output or omission marker.",
+        r#"{"type":"object","properties":{"ref":{"type":"string"}},"required":["ref"],"additionalProperties":false}"#,
+    ),
+    (
+        "compress",
+        "Compress a command's output for the conversation the way the sqz shell hook does: repeats become refs, noise folds into counted markers, facts stay verbatim. Pass the command as label.",
+        r#"{"type":"object","properties":{"text":{"type":"string"},"label":{"type":"string","description":"the command that printed the text, e.g. cargo test"}},"required":["text"],"additionalProperties":false}"#,
+    ),
+    (
+        "passthrough",
+        "Return the text unchanged.",
+        r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}"#,
+    ),
+];
+
+/// The `tools/list` result.
+pub fn list() -> Value {
+    let tools = TOOLS
+        .iter()
+        .map(|(name, description, schema)| {
+            Value::Object(vec![
+                ("name".into(), Value::str(name)),
+                ("description".into(), Value::str(description)),
+                (
+                    "inputSchema".into(),
+                    crate::json::parse(schema).unwrap_or_else(|_| Value::object()),
+                ),
+            ])
+        })
+        .collect();
+    Value::Object(vec![("tools".into(), Value::Array(tools))])
+}
+
+pub fn exists(name: &str) -> bool {
+    TOOLS.iter().any(|(n, _, _)| *n == name)
+}
+
+/// Runs one tool; `name` is known to exist.
+pub fn call(ctx: &mut Context, name: &str, args: &Value) -> ToolOutput {
+    let result = match name {
+        "sqz_read_file" => files::read_file(ctx, args),
+        "sqz_grep" => files::grep(ctx, args),
+        "sqz_list_dir" => files::list_dir(ctx, args),
+        "sqz_recall" => recall(ctx, args),
+        "expand" => expand(ctx, args),
+        "compress" => compress(ctx, args),
+        "passthrough" => {
+            string_arg(args, "text", true).map(|t| ToolOutput::text(t.unwrap_or_default()))
+        }
+        _ => Err(format!("unknown tool {name}")),
+    };
+    result.unwrap_or_else(ToolOutput::error)
+}
+
+/// A string argument; `Err` when it is required and missing or not a string.
+pub fn string_arg(args: &Value, key: &str, required: bool) -> Result<Option<String>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) if !required => Ok(None),
+        None | Some(Value::Null) => Err(format!("missing argument \"{key}\"")),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("argument \"{key}\" must be a string")),
+    }
+}
+
+/// A positive integer argument within `1..=max`.
+pub fn count_arg(args: &Value, key: &str, max: u64) -> Result<Option<u64>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "argument \"{key}\" must be an integer from 1 to {max}"
+            )),
+        },
+    }
+}
+
+pub fn bool_arg(args: &Value, key: &str) -> Result<bool, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("argument \"{key}\" must be true or false")),
+    }
+}
+
+fn compress(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let text = string_arg(args, "text", true)?.unwrap_or_default();
+    let label = string_arg(args, "label", false)?.unwrap_or_else(|| "mcp compress".into());
+    let no_cache = ctx.env.no_dedup;
+    let served = crate::cmd::compress::serve(
+        &label,
+        text.as_bytes(),
+        ctx.store.as_mut(),
+        no_cache,
+        &ctx.env,
+        crate::env::now_ms(),
+    );
+    let body = String::from_utf8_lossy(&served.stdout).into_owned();
+    Ok(ToolOutput::text(match served.header {
+        Some(header) => format!("{header}\n{body}"),
+        None => body,
+    }))
+}
+
+fn expand(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let input = match string_arg(args, "ref", false)? {
+        Some(r) => r,
+        None => string_arg(args, "prefix", false)?.ok_or("missing argument \"ref\"")?,
+    };
+    let cleaned = input.trim().replacen("delta:", "ref:", 1);
+    let reference = crate::cmd::expand::parse(&cleaned).ok_or_else(|| {
+        format!("malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§")
+    })?;
+    let store = ctx
+        .store
+        .as_mut()
+        .ok_or("the store is not available, so nothing can be expanded")?;
+    let hash = match store
+        .resolve(&reference.prefix)
+        .map_err(|e| e.to_string())?
+    {
+        Resolved::One(hash) => hash,
+        Resolved::None => {
+            return Err(format!(
+                "no stored entry matches '{}' (it may have been evicted)",
+                reference.prefix
+            ))
+        }
+        Resolved::Ambiguous(n) => {
+            return Err(format!(
+                "'{}' matches {n} entries; use a longer prefix",
+                reference.prefix
+            ))
+        }
+    };
+    let original = store
+        .original(&hash)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no stored entry matches '{}'", reference.prefix))?;
+    let bytes = match reference.lines {
+        None => &original[..],
+        Some((first, last)) => {
+            crate::cmd::expand::line_range(&original, first, last).ok_or_else(|| {
+                format!(
+                    "entry {hash} has {} lines; L{first}-{last} is out of range",
+                    text::line_count(&original)
+                )
+            })?
+        }
+    };
+    let _ = store.record_event(crate::env::now_ms(), input.trim(), "expand", Some(&hash));
+    Ok(match std::str::from_utf8(bytes) {
+        Ok(s) => ToolOutput::text(s),
+        // Not text: an embedded resource keeps every byte.
+        Err(_) => ToolOutput {
+            content: vec![Value::Object(vec![
+                ("type".into(), Value::str("resource")),
+                (
+                    "resource".into(),
+                    Value::Object(vec![
+                        ("uri".into(), Value::String(format!("sqz://entry/{hash}"))),
+                        ("mimeType".into(), Value::str("application/octet-stream")),
+                        ("blob".into(), Value::String(base64(bytes))),
+                    ]),
+                ),
+            ])],
+            is_error: false,
+        },
+    })
+}
+
+fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
+    let query = string_arg(args, "query", true)?.unwrap_or_default();
+    let limit = count_arg(args, "limit", 50)?.unwrap_or(5) as usize;
+    let fts = crate::store::recall_query(&query).ok_or("the query has no words to search for")?;
+    let store = ctx
+        .store
+        .as_ref()
+        .ok_or("the store is not available, so there is nothing to search")?;
+    let hits = store.recall(&fts, limit).map_err(|e| e.to_string())?;
+    let now = crate::env::now_ms();
+    let mut out = format!("[sqz_recall query={query:?} hits={}]\n", hits.len());
+    for (n, hit) in hits.iter().enumerate() {
+        let snippet: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&format!(
+            "{}. {} ({} ago) {}\n   {snippet}\n",
+            n + 1,
+            hit.label,
+            age((now - hit.last_served).max(0)),
+            dedup::ref_token(&hit.hash),
+        ));
+    }
+    if hits.is_empty() {
+        out.push_str("nothing served so far matches\n");
+    }
+    Ok(ToolOutput::text(out))
+}
+
+fn age(ms: i64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// How a lossless tool's text goes out: a fresh repeat of the same bytes becomes `§ref:HASH§`;
+/// anything else is sent whole and stored (unless it must not be), so a later repeat can be.
+pub fn serve_whole(ctx: &mut Context, label: &str, body: &str, kind_if_new: &str) -> String {
+    let Some(store) = ctx.store.as_mut() else {
+        return body.to_string();
+    };
+    let now = crate::env::now_ms();
+    let hash = text::hash16(body.as_bytes());
+    let tokens_in = tokens::count(body);
+    if !matches!(
+        route::route(label, body),
+        route::Route::Normal | route::Route::Verbatim
+    ) {
+        return body.to_string();
+    }
+    let fresh = fresh_after(store, &ctx.env, now);
+    let reference = dedup::ref_token(&hash);
+    let repeat = fresh.is_some()
+        && tokens_in > REF_TOKEN_COST
+        && store
+            .lookup(&hash)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.pinned || fresh.is_some_and(|after| s.last_served > after))
+        && tokens::count(&reference) < tokens_in;
+    let (served, kind) = if repeat {
+        (format!("{reference} (same as before)"), "ref")
+    } else {
+        (body.to_string(), kind_if_new)
+    };
+    let record = Record {
+        now,
+        label,
+        kind,
+        tokens_in,
+        tokens_out: tokens::count(&served),
+        hash: Some(&hash),
+        entry: (!repeat).then_some(EntryWrite {
+            original: body.as_bytes(),
+            served: body.as_bytes(),
+            path_key: None,
+            simhash: None,
+        }),
+        touch: repeat.then_some(hash.as_str()),
+    };
+    match store.record(&record, ctx.env.limits()) {
+        Ok(()) => served,
+        // A reference to an entry that could not be touched is still valid; a store error only
+        // means the whole text goes out.
+        Err(_) => body.to_string(),
+    }
+}
+
+/// The oldest `last_served` that still counts as in the agent's context, or `None` when
+/// references are off.
+pub fn fresh_after(store: &Store, env: &Env, now: i64) -> Option<i64> {
+    if env.no_dedup || env.ref_ttl_secs == 0 {
+        return None;
+    }
+    let marker = store.compaction_marker().ok()?;
+    let ttl_ms = (env.ref_ttl_secs as i64).saturating_mul(1000);
+    Some(marker.max(now - ttl_ms))
+}
+
+/// Standard base64 with padding, for bytes that are not text.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |acc, b| acc << 8 | *b as u32) << (8 * (3 - chunk.len()));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(base64(input.as_bytes()), expected);
+        }
+    }
+
+    #[test]
+    fn every_schema_is_an_object() {
+        let list = list();
+        for tool in list.get("tools").unwrap().as_array().unwrap() {
+            let schema = tool.get("inputSchema").unwrap();
+            assert_eq!(schema.get("type").and_then(Value::as_str), Some("object"));
+        }
+    }
+}

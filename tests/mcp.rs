@@ -1,0 +1,391 @@
+//! `sqz mcp` and `sqz mcp proxy` as clients reach them: the official MCP SDK client (npm
+//! `@modelcontextprotocol/sdk`) drives the scenarios in `tests/mcp/*.mjs` against the real
+//! binary and real upstream servers from npm; raw stdio covers what no SDK would send.
+
+mod common;
+
+use common::Scratch;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_sqz"))
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/mcp/node_modules`, installed from the committed lock file on first use.
+fn node_modules() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let dir = repo().join("tests/mcp");
+            let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+            if !sdk.exists() {
+                let status = Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                    .current_dir(&dir)
+                    .status()
+                    .expect("npm is needed for the MCP tests (install Node.js 20 and npm)");
+                assert!(status.success(), "npm ci in tests/mcp failed");
+            }
+            dir.join("node_modules")
+        })
+        .clone()
+}
+
+fn upstream(package: &str) -> String {
+    node_modules()
+        .join("@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs one scenario script under node with `env`, failing the test with its output.
+fn scenario(script: &str, env: &[(&str, &Path)], db: &Path) {
+    node_modules();
+    let mut cmd = Command::new("node");
+    cmd.arg(repo().join("tests/mcp").join(script))
+        .env("SQZ_BIN", bin())
+        .env("SQZ_DB_PATH", db)
+        .env_remove("SQZ_NO_DEDUP")
+        .env_remove("SQZ_REF_TTL_SECS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(": ok"),
+        "{script} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+#[test]
+fn sdk_client_drives_the_server_tools() {
+    let s = Scratch::new("mcp-server");
+    let work = s.dir.join("work");
+    let elsewhere = s.dir.join("elsewhere");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let source = repo().join("fixtures/cat-rust-source/input.txt");
+    std::fs::copy(&source, work.join("lib.rs")).unwrap();
+    let outside = elsewhere.join("notes.txt");
+    std::fs::write(&outside, "not for the agent\n").unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("escape-link")).unwrap();
+    let fixture = repo().join("fixtures/cargo-test-failing/input.txt");
+    let project = repo();
+    let env: [(&str, &Path); 6] = [
+        ("SCRATCH", &work),
+        ("PROJECT", &project),
+        ("OUTSIDE", &outside),
+        ("FIXTURE", &fixture),
+        ("FIXTURE_CMD", Path::new("cargo test")),
+        ("HOME", &s.dir),
+    ];
+    scenario("server.mjs", &env, &s.db());
+}
+
+#[test]
+fn sdk_client_drives_the_proxy_in_front_of_real_servers() {
+    let s = Scratch::new("mcp-proxy");
+    let work = s.dir.join("files");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::copy(
+        repo().join("fixtures/docker-logs/input.txt"),
+        work.join("access.log"),
+    )
+    .unwrap();
+    let fs_server = PathBuf::from(upstream("server-filesystem"));
+    let everything = PathBuf::from(upstream("server-everything"));
+    let env: [(&str, &Path); 3] = [
+        ("SCRATCH", &work),
+        ("FS_SERVER", &fs_server),
+        ("EVERYTHING_SERVER", &everything),
+    ];
+    scenario("proxy.mjs", &env, &s.db());
+}
+
+/// A running `sqz` child with line access to its stdout.
+struct Session {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Session {
+    fn start(args: &[&str], db: &Path, env: &[(&str, &str)]) -> Session {
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
+            .env("SQZ_DB_PATH", db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn sqz");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Session { child, lines }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer within 20 s")
+    }
+
+    /// Closes stdin, then collects every remaining line and the exit status.
+    fn finish(mut self) -> (Vec<String>, i32) {
+        drop(self.child.stdin.take());
+        let rest: Vec<String> = self.lines.iter().collect();
+        let status = self.child.wait().unwrap();
+        (rest, status.code().unwrap_or(-1))
+    }
+}
+
+fn parse(line: &str) -> sqz::json::Value {
+    sqz::json::parse(line).unwrap_or_else(|e| panic!("not JSON on stdout: {line:?}: {e}"))
+}
+
+fn error_code(v: &sqz::json::Value) -> Option<i64> {
+    v.get("error")?.get("code")?.as_i64()
+}
+
+#[test]
+fn raw_stdio_bad_lines_unknown_methods_panics_and_eof() {
+    let s = Scratch::new("mcp-raw");
+    let mut session = Session::start(&["mcp"], &s.db(), &[("SQZ_MCP_TEST_PANIC", "1")]);
+    session.send(b"this is not json\n");
+    let v = parse(&session.next());
+    assert_eq!(error_code(&v), Some(-32700));
+    assert!(v.get("id").unwrap().is_null());
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\xfe\"}\n");
+    let v = parse(&session.next());
+    assert_eq!(error_code(&v), Some(-32700));
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/templates/list\"}\n");
+    let v = parse(&session.next());
+    assert_eq!(error_code(&v), Some(-32601));
+    assert_eq!(v.get("id").and_then(|i| i.as_i64()), Some(2));
+    // A notification is never answered, even an unknown one.
+    session.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}\n");
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"sqz/test-panic\"}\n");
+    let v = parse(&session.next());
+    assert_eq!(error_code(&v), Some(-32603));
+    assert_eq!(v.get("id").and_then(|i| i.as_str()), Some("p"));
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"passthrough\",\"arguments\":{\"text\":\"still here\"}}}\n");
+    let v = parse(&session.next());
+    let text = v
+        .get("result")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap()[0]
+        .get("text")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(text, "still here");
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}\n");
+    assert_eq!(error_code(&parse(&session.next())), Some(-32602));
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}");
+    let (rest, code) = session.finish();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(parse(&rest[0]).get("id").and_then(|i| i.as_i64()), Some(5));
+    assert_eq!(code, 0, "exits 0 on end of input");
+}
+
+#[test]
+fn initialize_negotiates_dated_versions() {
+    let s = Scratch::new("mcp-versions");
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
+        let mut session = Session::start(&["mcp"], &s.db(), &[]);
+        session.send(format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{asked}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"t\",\"version\":\"1\"}}}}}}\n").as_bytes());
+        let v = parse(&session.next());
+        let result = v.get("result").unwrap();
+        assert_eq!(
+            result.get("protocolVersion").and_then(|p| p.as_str()),
+            Some(answered)
+        );
+        session.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+        let v = parse(&session.next());
+        let tools = v
+            .get("result")
+            .unwrap()
+            .get("tools")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .to_vec();
+        assert_eq!(tools.len(), 7);
+        let (_, code) = session.finish();
+        assert_eq!(code, 0);
+    }
+}
+
+#[test]
+fn invoked_as_sqz_mcp_is_the_server() {
+    let s = Scratch::new("mcp-alias");
+    let link = s.dir.join("sqz-mcp");
+    std::os::unix::fs::symlink(bin(), &link).unwrap();
+    let out = Command::new(&link).arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("sqz "));
+    let run = common::sqz(
+        &link,
+        &s.db(),
+        &["--transport", "stdio"],
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+        &[],
+    );
+    assert_eq!(
+        run.stdout_text(),
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+    );
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn proxy_delivers_a_result_produced_before_shutdown() {
+    let s = Scratch::new("mcp-proxy-raw");
+    let node = "node".to_string();
+    let everything = upstream("server-everything");
+    let mut session = Session::start(&["mcp", "proxy", "--", &node, &everything], &s.db(), &[]);
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n");
+    let init = parse(&session.next());
+    let instructions = init
+        .get("result")
+        .unwrap()
+        .get("instructions")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(instructions.contains("sqz_expand"), "{instructions}");
+    session.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"get-sum\",\"arguments\":{\"a\":2,\"b\":40}}}\n");
+    let started = Instant::now();
+    let (rest, code) = session.finish();
+    let answer = rest
+        .iter()
+        .map(|l| parse(l))
+        .find(|v| v.get("id").and_then(|i| i.as_i64()) == Some(2))
+        .unwrap_or_else(|| panic!("the call in flight was answered: {rest:?}"));
+    assert!(answer.get("result").is_some(), "{rest:?}");
+    assert_eq!(code, 0);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn proxy_without_a_command_is_a_usage_error() {
+    let s = Scratch::new("mcp-proxy-usage");
+    let run = common::sqz(bin(), &s.db(), &["mcp", "proxy"], b"", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.starts_with("sqz: "), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1);
+    let run = common::sqz(
+        bin(),
+        &s.db(),
+        &["mcp", "proxy", "--", "/no/such/server"],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("cannot start the upstream server"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn http_transport_serves_loopback_and_refuses_other_hosts() {
+    let s = Scratch::new("mcp-http");
+    let mut child = Command::new(bin())
+        .args(["mcp", "--transport", "http", "--port", "0"])
+        .env("SQZ_DB_PATH", s.db())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let url = first.trim().rsplit(' ').next().unwrap().to_string();
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap_or_else(|_| panic!("port in {first:?}"));
+    let raw = |request: String| -> String {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).unwrap();
+        out
+    };
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |host: &str, extra: &str| {
+        format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+    };
+    let ok = raw(post(&format!("127.0.0.1:{port}"), ""));
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(
+        ok.ends_with(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        "{ok}"
+    );
+    let evil_host = raw(post("evil.example", ""));
+    assert!(evil_host.starts_with("HTTP/1.1 403"), "{evil_host}");
+    let evil_origin = raw(post(
+        &format!("localhost:{port}"),
+        "Origin: https://evil.example\r\n",
+    ));
+    assert!(evil_origin.starts_with("HTTP/1.1 403"), "{evil_origin}");
+    let get = raw(format!(
+        "GET /mcp HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n"
+    ));
+    assert!(get.starts_with("HTTP/1.1 405"), "{get}");
+    let port_text = port.to_string();
+    scenario(
+        "http.mjs",
+        &[(
+            "MCP_URL",
+            Path::new(&format!("http://127.0.0.1:{port_text}/mcp")),
+        )],
+        &s.db(),
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

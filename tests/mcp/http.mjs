@@ -1,0 +1,13 @@
+// `sqz mcp --transport http` through the SDK's Streamable HTTP client transport.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { assert, call, text } from "./lib.mjs";
+
+const client = new Client({ name: "sqz-tests", version: "1.0.0" });
+await client.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)));
+assert.equal(client.getServerVersion().name, "sqz");
+const { tools } = await client.listTools();
+assert.ok(tools.some((t) => t.name === "sqz_read_file"));
+assert.equal(text(await call(client, "passthrough", { text: "over http" })), "over http");
+await client.close();
+console.log("http scenario: ok");
