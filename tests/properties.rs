@@ -209,3 +209,114 @@ fn compressed_text_is_valid_utf8_for_any_input() {
     }
     quick().quickcheck(prop as fn(Output) -> bool);
 }
+
+/// A text and an edited copy of it: lines removed, inserted and changed here and there, the
+/// final line break sometimes dropped, the way a file changes between two reads.
+#[derive(Clone, Debug)]
+struct Edit {
+    base: String,
+    new: String,
+}
+
+impl Arbitrary for Edit {
+    fn arbitrary(g: &mut Gen) -> Edit {
+        let pool = [
+            "fn main() {",
+            "}",
+            "",
+            "    let x = 1;",
+            "@@ -1 +1 @@",
+            " leading space",
+            "-dash",
+            "+plus",
+            "é ünïcödé",
+            "\t\ttabs",
+        ];
+        let line = |g: &mut Gen| -> String {
+            if bool::arbitrary(g) {
+                g.choose(&pool).copied().unwrap_or("").to_string()
+            } else {
+                String::arbitrary(g).replace(['\n', '\r'], " ")
+            }
+        };
+        let count = usize::arbitrary(g) % 60;
+        let base_lines: Vec<String> = (0..count).map(|_| line(g)).collect();
+        let mut new_lines = Vec::new();
+        for l in &base_lines {
+            match u8::arbitrary(g) % 10 {
+                0 => {}
+                1 => {
+                    new_lines.push(line(g));
+                    new_lines.push(l.clone());
+                }
+                2 => new_lines.push(line(g)),
+                _ => new_lines.push(l.clone()),
+            }
+        }
+        let join = |lines: &[String], g: &mut Gen| {
+            let mut text = lines.join("\n");
+            if !text.is_empty() && bool::arbitrary(g) {
+                text.push('\n');
+            }
+            text
+        };
+        Edit {
+            base: join(&base_lines, g),
+            new: join(&new_lines, g),
+        }
+    }
+}
+
+#[test]
+fn delta_applied_to_its_base_gives_the_new_text() {
+    fn prop(edit: Edit) -> bool {
+        use sqz::engine::delta;
+        match delta::encode("0123456789abcdef", &edit.base, &edit.new) {
+            Some(d) => delta::apply(&edit.base, &d).as_deref() == Ok(edit.new.as_str()),
+            // Only identical texts, lines that read as delta syntax, or big rewrites have none.
+            None => {
+                edit.base == edit.new
+                    || edit.base.lines().chain(edit.new.lines()).any(|l| {
+                        l.starts_with("@@ skip ")
+                            || l.starts_with("§delta:")
+                            || l == delta::NO_NEWLINE
+                    })
+                    || edit.base.lines().count() + edit.new.lines().count() > 100
+            }
+        }
+    }
+    QuickCheck::new()
+        .tests(2000)
+        .quickcheck(prop as fn(Edit) -> bool);
+}
+
+#[test]
+fn json_rpc_parser_answers_any_bytes() {
+    fn prop(bytes: Vec<u8>, shaped: bool) -> bool {
+        use sqz::mcp::rpc;
+        // Half the cases start like a message, so the parser gets past its first checks.
+        let line = if shaped {
+            let mut l = br#"{"jsonrpc":"2.0","id":1,"method":"#.to_vec();
+            l.extend(&bytes);
+            l
+        } else {
+            bytes
+        };
+        match rpc::parse(&line) {
+            Ok(_) => true,
+            Err(rejected) => {
+                let answer =
+                    sqz::json::parse(&rejected.answer()).expect("the error answer is JSON");
+                let code = answer
+                    .get("error")
+                    .and_then(|e| e.get("code"))
+                    .and_then(|c| c.as_i64());
+                matches!(code, Some(rpc::PARSE_ERROR) | Some(rpc::INVALID_REQUEST))
+                    && !rejected.answer().contains('\n')
+            }
+        }
+    }
+    QuickCheck::new()
+        .tests(5000)
+        .quickcheck(prop as fn(Vec<u8>, bool) -> bool);
+}
