@@ -37,6 +37,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "inputs larger than this pass through unchanged, streamed (default 16)",
     ),
     ("NO_COLOR", "set: no colour in any output"),
+    (
+        "SQZ_MCP_TEST_PANIC",
+        "tests only: 1 makes sqz mcp panic on the method sqz/test-panic, to show it keeps serving",
+    ),
 ];
 
 /// The environment as sqz uses it.

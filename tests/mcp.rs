@@ -105,6 +105,11 @@ fn sdk_client_drives_the_proxy_in_front_of_real_servers() {
         work.join("access.log"),
     )
     .unwrap();
+    std::fs::copy(
+        repo().join("fixtures/cat-env/input.txt"),
+        work.join("settings.env"),
+    )
+    .unwrap();
     let fs_server = PathBuf::from(upstream("server-filesystem"));
     let everything = PathBuf::from(upstream("server-everything"));
     let env: [(&str, &Path); 3] = [

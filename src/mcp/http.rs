@@ -22,7 +22,9 @@ pub fn serve(options: &Options, env: &Env, port: u16) -> i32 {
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
     eprintln!("sqz mcp: listening on http://127.0.0.1:{port}/mcp");
-    let server = Arc::new(Mutex::new(Server::new(options, env)));
+    let server = Arc::new(Mutex::new(
+        Server::new(options, env).without_client_requests(),
+    ));
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         let server = Arc::clone(&server);

@@ -39,6 +39,8 @@ pub struct Server {
     roots_pending: Option<String>,
     roots_asked: u64,
     test_panic: bool,
+    /// The transport can carry requests to the client (stdio can; plain HTTP answers cannot).
+    can_ask_client: bool,
 }
 
 impl Server {
@@ -55,7 +57,15 @@ impl Server {
             roots_pending: None,
             roots_asked: 0,
             test_panic: options.test_panic,
+            can_ask_client: true,
         }
+    }
+
+    /// A server that never sends the client requests of its own (for transports without a
+    /// stream back to the client): it then keeps to the roots it was started with.
+    pub fn without_client_requests(mut self) -> Server {
+        self.can_ask_client = false;
+        self
     }
 
     /// Whether a file tool call should wait for the roots the client is about to send.
@@ -165,7 +175,7 @@ impl Server {
     fn notification(&mut self, method: &str) -> Vec<String> {
         match method {
             "notifications/initialized" | "notifications/roots/list_changed"
-                if self.client_has_roots =>
+                if self.client_has_roots && self.can_ask_client =>
             {
                 self.roots_asked += 1;
                 let id = format!("sqz-roots-{}", self.roots_asked);

@@ -19,9 +19,13 @@ const direct = (upstream) => connect(process.execPath, upstream);
   assert.deepEqual(proxied.map((t) => t.name), [...original.map((t) => t.name), "sqz_expand"]);
   for (const [i, tool] of original.entries()) {
     assert.deepEqual(proxied[i].inputSchema, tool.inputSchema, "schemas pass through");
-    assert.ok(proxied[i].description.length <= 401, tool.name);
-    assert.equal(proxied[i].description, tool.description.split(/\s+/).join(" ").trim().length <= 400
-      ? tool.description.split(/\s+/).join(" ").trim() : proxied[i].description);
+    const collapsed = tool.description.split(/\s+/).join(" ").trim();
+    if (collapsed.length <= 400) {
+      assert.equal(proxied[i].description, collapsed, tool.name);
+    } else {
+      assert.ok(proxied[i].description.length <= 401, tool.name);
+      assert.ok(collapsed.startsWith(proxied[i].description.replace(/[.…]$/, "")), tool.name);
+    }
   }
 
   // A read, then the same read again: a ref that expands to the first result byte for byte.
@@ -36,6 +40,12 @@ const direct = (upstream) => connect(process.execPath, upstream);
   assert.equal(text(expanded), text(firstDirect), "expand is byte-exact");
   // Its own expand result is never compressed again, however often it is asked for.
   assert.equal(text(await call(client, "sqz_expand", { ref: again.trim() })), text(firstDirect));
+
+  // Credentials are safe content: untouched every time, never stored, so never a ref.
+  const secrets = { path: `${SCRATCH}/settings.env` };
+  for (let i = 0; i < 2; i++) {
+    assert.deepEqual(await call(client, "read_text_file", secrets), await call(plain, "read_text_file", secrets));
+  }
 
   // An error result passes through unchanged.
   const missing = { path: `${SCRATCH}/no-such-file.txt` };
