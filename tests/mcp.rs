@@ -82,6 +82,7 @@ fn sdk_client_drives_the_server_tools() {
     let outside = elsewhere.join("notes.txt");
     std::fs::write(&outside, "not for the agent\n").unwrap();
     std::os::unix::fs::symlink(&outside, work.join("escape-link")).unwrap();
+    std::fs::write(work.join("colour.log"), coloured_grep(&source)).unwrap();
     let fixture = repo().join("fixtures/cargo-test-failing/input.txt");
     let project = repo();
     let env: [(&str, &Path); 6] = [
@@ -93,6 +94,59 @@ fn sdk_client_drives_the_server_tools() {
         ("HOME", &s.dir),
     ];
     scenario("server.mjs", &env, &s.db());
+}
+
+/// Real coloured output: `grep --color=always` over a source file.
+fn coloured_grep(file: &Path) -> Vec<u8> {
+    let out = Command::new("grep")
+        .args(["--color=always", "-n", "fn "])
+        .arg(file)
+        .output()
+        .expect("run grep");
+    assert!(out.stdout.contains(&0x1b), "grep printed colour codes");
+    out.stdout
+}
+
+#[test]
+fn without_a_store_a_read_is_byte_for_byte() {
+    let s = Scratch::new("mcp-nostore");
+    let work = s.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let coloured = coloured_grep(&repo().join("fixtures/cat-rust-source/input.txt"));
+    std::fs::write(work.join("colour.log"), &coloured).unwrap();
+    let mut child = Command::new(bin())
+        .arg("mcp")
+        .current_dir(&work)
+        .env("SQZ_DB_PATH", "/dev/null/no/store.db")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let request = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sqz_read_file\",\"arguments\":{\"path\":\"colour.log\"}}}\n";
+    child.stdin.take().unwrap().write_all(request).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("sqz: cannot open"), "{stderr}");
+    let answer = parse(String::from_utf8_lossy(&out.stdout).trim());
+    let text = answer
+        .get("result")
+        .unwrap()
+        .get("content")
+        .unwrap()
+        .as_array()
+        .unwrap()[0]
+        .get("text")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = text.split_once('\n').unwrap().1;
+    assert_eq!(
+        body.as_bytes(),
+        &coloured[..],
+        "colour codes kept when nothing is stored"
+    );
 }
 
 #[test]

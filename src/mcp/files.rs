@@ -106,6 +106,7 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     let served = serve_read(ctx, &label, &real, selection, &body, partial);
     let (note, text_out) = match served {
         ReadServed::Whole => (String::new(), body.into_owned()),
+        ReadServed::Unstored => (String::new(), selection.to_string()),
         ReadServed::Ref(token) => (
             " · unchanged since it was last read".into(),
             format!("{token}\n"),
@@ -126,10 +127,16 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
 }
 
 enum ReadServed {
+    /// Sent whole and stored: colour codes are stripped, since the original is recoverable.
     Whole,
+    /// Sent whole and not stored: byte for byte, colour codes included.
+    Unstored,
     Ref(String),
     Slice(String),
-    Delta { text: String, new_hash: String },
+    Delta {
+        text: String,
+        new_hash: String,
+    },
 }
 
 /// Decides between the whole body, a reference, a slice reference and a delta, and records
@@ -144,14 +151,14 @@ fn serve_read(
 ) -> ReadServed {
     let env = ctx.env.clone();
     let Some(store) = ctx.store.as_mut() else {
-        return ReadServed::Whole;
+        return ReadServed::Unstored;
     };
     // Credentials, key blocks and the like are sent as they are and never stored.
     if !matches!(
         route::route(label, selection),
         route::Route::Normal | route::Route::Verbatim
     ) {
-        return ReadServed::Whole;
+        return ReadServed::Unstored;
     }
     let now = crate::env::now_ms();
     let hash = text::hash16(selection.as_bytes());
@@ -205,7 +212,7 @@ fn serve_read(
         }
     }
     let (kind, tokens_out) = match &served {
-        ReadServed::Whole => ("fresh", tokens_in),
+        ReadServed::Whole | ReadServed::Unstored => ("fresh", tokens_in),
         ReadServed::Ref(t) => ("ref", tokens::count(t)),
         ReadServed::Slice(t) => ("slice", tokens::count(t)),
         ReadServed::Delta { text, .. } => ("delta", tokens::count(text)),
@@ -229,7 +236,7 @@ fn serve_read(
     };
     match store.record(&record, env.limits()) {
         Ok(()) => served,
-        Err(_) => ReadServed::Whole,
+        Err(_) => ReadServed::Unstored,
     }
 }
 

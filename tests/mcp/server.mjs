@@ -66,6 +66,13 @@ for (let i = 0; i < 2; i++) {
   assert.equal(body, "ok\n");
 }
 
+// Colour codes are stripped for the agent; the stored original keeps them.
+const coloured = readFileSync(`${SCRATCH}/colour.log`);
+[, body] = split(text(await call(client, "sqz_read_file", { path: "colour.log" })));
+assert.ok(!body.includes("\x1b"), "no escape codes shown");
+assert.equal(body, coloured.toString("utf8").replace(/\x1b\[[0-9;]*[mK]/g, ""));
+assert.equal(text(await call(client, "expand", { ref: hash16(coloured) })), coloured.toString("utf8"));
+
 // compress a real command output, then recall finds it and expand returns it.
 const log = readFileSync(FIXTURE, "utf8");
 const compressed = text(await call(client, "compress", { text: log, label: FIXTURE_CMD }));
