@@ -367,12 +367,20 @@ fn proxy_delivers_a_result_produced_before_shutdown() {
 }
 
 #[test]
-fn proxy_without_a_command_is_a_usage_error() {
-    let s = Scratch::new("mcp-proxy-usage");
-    let run = common::sqz(bin(), &s.db(), &["mcp", "proxy"], b"", &[]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.starts_with("sqz: "), "{}", run.stderr);
-    assert_eq!(run.stderr.lines().count(), 1);
+fn mcp_usage_errors_are_one_line() {
+    let s = Scratch::new("mcp-usage");
+    for args in [
+        &["mcp", "proxy"][..],
+        &["mcp", "--allow", "/no/such/dir"],
+        &["mcp", "--transport", "carrier-pigeon"],
+        &["mcp", "--port", "http"],
+    ] {
+        let run = common::sqz(bin(), &s.db(), args, b"", &[]);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(run.stderr.starts_with("sqz: "), "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
     let run = common::sqz(
         bin(),
         &s.db(),

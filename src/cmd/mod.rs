@@ -42,6 +42,17 @@ pub fn run(command: Command, env: &Env) -> i32 {
         Command::Uninstall(setup) => init::uninstall(&setup),
         Command::Doctor { global, fix } => doctor::run(global, fix, env),
         Command::Mcp(args) => {
+            if let Some(missing) = args
+                .allow
+                .iter()
+                .find(|p| std::fs::canonicalize(p).is_err())
+            {
+                eprintln!(
+                    "sqz: --allow {}: no such file or directory",
+                    missing.display()
+                );
+                return 2;
+            }
             let options = crate::mcp::server::Options {
                 allow: args.allow,
                 test_panic: std::env::var_os("SQZ_MCP_TEST_PANIC").is_some_and(|v| v == "1"),
