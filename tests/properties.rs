@@ -320,3 +320,120 @@ fn json_rpc_parser_answers_any_bytes() {
         .tests(5000)
         .quickcheck(prop as fn(Vec<u8>, bool) -> bool);
 }
+
+/// A `tools/call` of one of the server's tools with arguments of any type and value.
+#[derive(Clone, Debug)]
+struct ToolCall(String);
+
+impl Arbitrary for ToolCall {
+    fn arbitrary(g: &mut Gen) -> ToolCall {
+        use sqz::json::Value;
+        let tools = [
+            "sqz_read_file",
+            "sqz_grep",
+            "sqz_list_dir",
+            "sqz_recall",
+            "expand",
+            "compress",
+            "passthrough",
+        ];
+        let keys = [
+            "path",
+            "offset",
+            "limit",
+            "max_bytes",
+            "pattern",
+            "regex",
+            "ignore_case",
+            "max_matches",
+            "depth",
+            "query",
+            "ref",
+            "text",
+            "label",
+            "extra",
+        ];
+        let paths = [
+            "",
+            ".",
+            "src/mcp",
+            "Cargo.toml",
+            "tests/mcp",
+            "/etc/passwd",
+            "../outside",
+            "fixtures/cat-rust-source/input.txt",
+        ];
+        let value = |g: &mut Gen| -> Value {
+            match u8::arbitrary(g) % 8 {
+                0 => Value::Null,
+                1 => Value::Bool(bool::arbitrary(g)),
+                2 => Value::int(i64::arbitrary(g) % 100),
+                3 => Value::Number(
+                    format!("{}", f64::arbitrary(g))
+                        .replace("inf", "1e999")
+                        .replace("NaN", "0"),
+                ),
+                4 => Value::str(g.choose(&paths).copied().unwrap_or("")),
+                5 => Value::Array(vec![Value::str("x")]),
+                6 => Value::str("(a|b)*[^c]{2,3}\\bfn"),
+                _ => Value::String(String::arbitrary(g)),
+            }
+        };
+        let mut args = Vec::new();
+        for _ in 0..usize::arbitrary(g) % 6 {
+            let key = g.choose(&keys).copied().unwrap_or("path").to_string();
+            args.push((key, value(g)));
+        }
+        let name = g.choose(&tools).copied().unwrap_or("passthrough");
+        let request = Value::Object(vec![
+            ("jsonrpc".into(), Value::str("2.0")),
+            ("id".into(), Value::int(1)),
+            ("method".into(), Value::str("tools/call")),
+            (
+                "params".into(),
+                Value::Object(vec![
+                    ("name".into(), Value::str(name)),
+                    ("arguments".into(), Value::Object(args)),
+                ]),
+            ),
+        ]);
+        ToolCall(request.to_compact())
+    }
+}
+
+/// One server for every case, as a client's session would have.
+fn mcp_server() -> &'static std::sync::Mutex<sqz::mcp::server::Server> {
+    static SERVER: std::sync::OnceLock<std::sync::Mutex<sqz::mcp::server::Server>> =
+        std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        let db = std::env::temp_dir().join(format!("sqz-prop-mcp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&db);
+        let env = Env::from_lookup(|name| {
+            (name == "SQZ_DB_PATH").then(|| db.join("sessions.db").into_os_string())
+        });
+        let options = sqz::mcp::server::Options {
+            allow: Vec::new(),
+            test_panic: false,
+        };
+        std::sync::Mutex::new(sqz::mcp::server::Server::new(&options, &env))
+    })
+}
+
+#[test]
+fn tools_answer_any_arguments_without_panicking() {
+    fn prop(call: ToolCall) -> bool {
+        let answers = mcp_server().lock().unwrap().handle_line(call.0.as_bytes());
+        let [answer] = &answers[..] else {
+            return false;
+        };
+        let v = sqz::json::parse(answer).expect("answer is JSON");
+        // A tool result (an error result included), never -32603 from a caught panic.
+        v.get("result").and_then(|r| r.get("content")).is_some()
+    }
+    QuickCheck::new()
+        .tests(400)
+        .quickcheck(prop as fn(ToolCall) -> bool);
+    let _ = std::fs::remove_dir_all(
+        std::env::temp_dir().join(format!("sqz-prop-mcp-{}", std::process::id())),
+    );
+}
