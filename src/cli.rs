@@ -15,6 +15,7 @@ pub enum Command {
     Demo,
     Hook { client: String },
     Resume,
+    Recall { query: String },
     PrintOpencodePlugin,
     Init(Setup),
     Uninstall(Setup),
@@ -62,6 +63,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
     ("hook", "sqz hook CLIENT",
      "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nA hook never blocks: on anything unexpected the command runs as written."),
+    ("recall", "sqz recall QUERY",
+     "Full-text search (BM25) over everything sqz served: the best 10 entries, each with its\nlabel, age, §ref:HASH§ (for sqz expand) and a snippet. Exit 0 with hits, 1 without."),
     ("resume", "sqz resume",
      "Print a short guide to what sqz served recently, with the sqz expand command for each, so an\nagent can get it back after a compaction (Claude Code SessionStart, source compact)."),
     ("print-opencode-plugin", "sqz print-opencode-plugin",
@@ -114,6 +117,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
                 "demo" => no_args(&mut parser, "demo", Command::Demo),
                 "mcp" => parse_mcp(&mut parser),
                 "resume" => no_args(&mut parser, "resume", Command::Resume),
+                "recall" => one_value(&mut parser, "recall", "QUERY", |query| Command::Recall {
+                    query,
+                }),
                 "print-opencode-plugin" => no_args(
                     &mut parser,
                     "print-opencode-plugin",

@@ -716,3 +716,40 @@ fn formatters_keep_unknown_lines_and_facts_of_cut_or_interleaved_output() {
         }
     }
 }
+
+#[test]
+fn recall_finds_an_earlier_output_by_its_words() {
+    let scratch = Scratch::new("recall");
+    let log = std::fs::read(common::fixtures_dir().join("cargo-test-failing/input.txt")).unwrap();
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &["compress", "--cmd", "cargo test"],
+        &with_trailer(&log, 101),
+        &[],
+    );
+    assert_eq!(run.code, 101);
+    let found = sqz(
+        bin(),
+        &scratch.db(),
+        &["recall", "vat_rounding_half_up failed"],
+        b"",
+        &[],
+    );
+    assert_eq!(found.code, 0, "{}", found.stderr);
+    let reference = format!("§ref:{}§", hash16(&log));
+    assert!(
+        found.stdout_text().contains(&reference),
+        "{}",
+        found.stdout_text()
+    );
+    assert!(found.stdout_text().starts_with("1. cargo test ("));
+    let none = sqz(bin(), &scratch.db(), &["recall", "kubernetes"], b"", &[]);
+    assert_eq!(
+        (none.code, none.stdout_text().as_str()),
+        (1, "nothing served so far matches\n")
+    );
+    let bad = sqz(bin(), &scratch.db(), &["recall", "!!! ---"], b"", &[]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
+}

@@ -7,6 +7,7 @@ mod doctor;
 pub mod expand;
 mod init;
 mod manage;
+pub mod recall;
 mod resume;
 
 use crate::cli::Command;
@@ -37,6 +38,7 @@ pub fn run(command: Command, env: &Env) -> i32 {
             }
         },
         Command::Resume => resume::run(env),
+        Command::Recall { query } => recall::run(&query, env),
         Command::PrintOpencodePlugin => crate::hook::opencode::print_plugin(),
         Command::Init(setup) => init::init(&setup),
         Command::Uninstall(setup) => init::uninstall(&setup),

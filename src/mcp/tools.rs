@@ -251,38 +251,14 @@ fn expand(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
 fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
     let query = string_arg(args, "query", true)?.unwrap_or_default();
     let limit = count_arg(args, "limit", 50)?.unwrap_or(5) as usize;
-    let fts = crate::store::recall_query(&query).ok_or("the query has no words to search for")?;
     let store = ctx
         .store
         .as_ref()
         .ok_or("the store is not available, so there is nothing to search")?;
-    let hits = store.recall(&fts, limit).map_err(|e| e.to_string())?;
-    let now = crate::env::now_ms();
-    let mut out = format!("[sqz_recall query={query:?} hits={}]\n", hits.len());
-    for (n, hit) in hits.iter().enumerate() {
-        let snippet: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push_str(&format!(
-            "{}. {} ({} ago) {}\n   {snippet}\n",
-            n + 1,
-            hit.label,
-            age((now - hit.last_served).max(0)),
-            dedup::ref_token(&hit.hash),
-        ));
-    }
-    if hits.is_empty() {
-        out.push_str("nothing served so far matches\n");
-    }
-    Ok(ToolOutput::text(out))
-}
-
-fn age(ms: i64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
-    }
+    let (hits, count) = crate::cmd::recall::listing(store, &query, limit, crate::env::now_ms())?;
+    Ok(ToolOutput::text(format!(
+        "[sqz_recall query={query:?} hits={count}]\n{hits}"
+    )))
 }
 
 /// How a lossless tool's text goes out: a fresh repeat of the same bytes becomes `§ref:HASH§`;

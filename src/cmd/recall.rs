@@ -1,0 +1,61 @@
+//! `sqz recall QUERY`: full-text search (BM25) over everything sqz served, each hit with the
+//! reference that `sqz expand` (or the MCP `expand` tool) turns back into the original.
+
+use super::{open_store, write_stdout};
+use crate::engine::dedup;
+use crate::env::Env;
+use crate::store::Store;
+
+/// Hits listed best first: label, age, ref and a snippet. `Err` when the query has no word or
+/// the store fails; the count says how many entries matched.
+pub fn listing(
+    store: &Store,
+    query: &str,
+    limit: usize,
+    now: i64,
+) -> Result<(String, usize), String> {
+    let fts = crate::store::recall_query(query).ok_or("the query has no words to search for")?;
+    let hits = store.recall(&fts, limit).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for (n, hit) in hits.iter().enumerate() {
+        let snippet = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&format!(
+            "{}. {} ({} ago) {}\n   {snippet}\n",
+            n + 1,
+            hit.label,
+            age((now - hit.last_served).max(0)),
+            dedup::ref_token(&hit.hash),
+        ));
+    }
+    if hits.is_empty() {
+        out.push_str("nothing served so far matches\n");
+    }
+    Ok((out, hits.len()))
+}
+
+pub fn run(query: &str, env: &Env) -> i32 {
+    let store = match open_store(env) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match listing(&store, query, 10, crate::env::now_ms()) {
+        Ok((text, hits)) => {
+            write_stdout(text.as_bytes());
+            i32::from(hits == 0)
+        }
+        Err(e) => {
+            eprintln!("sqz: recall: {e}");
+            2
+        }
+    }
+}
+
+fn age(ms: i64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
