@@ -56,6 +56,21 @@ const direct = (upstream) => connect(process.execPath, upstream);
   await client.close();
 }
 
+// --no-cache: nothing stored, so a repeat is sent again rather than referenced.
+{
+  const { client } = await viaProxy([FS_SERVER, SCRATCH], ["--no-cache", "--no-desc"]);
+  const { client: plain } = await direct([FS_SERVER, SCRATCH]);
+  const path = { path: `${SCRATCH}/access.log` };
+  const first = text(await call(client, "read_text_file", path));
+  assert.equal(text(await call(client, "read_text_file", path)), first);
+  assert.ok(!first.includes("§ref:"));
+  const tools = (await client.listTools()).tools;
+  const original = (await plain.listTools()).tools;
+  assert.equal(tools[0].description, original[0].description, "--no-desc keeps descriptions");
+  await plain.close();
+  await client.close();
+}
+
 // Everything server: image content passes through unchanged; lazy tool descriptions.
 {
   const upstream = [EVERYTHING_SERVER];
