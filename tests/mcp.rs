@@ -25,8 +25,15 @@ fn node_modules() -> PathBuf {
     INSTALLED
         .get_or_init(|| {
             let dir = repo().join("tests/mcp");
-            let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-            if !sdk.exists() {
+            let installed = ["sdk", "client", "server-everything", "server-filesystem"]
+                .iter()
+                .all(|p| {
+                    dir.join("node_modules/@modelcontextprotocol")
+                        .join(p)
+                        .join("package.json")
+                        .exists()
+                });
+            if !installed {
                 let status = Command::new("npm")
                     .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
                     .current_dir(&dir)
@@ -55,6 +62,8 @@ fn scenario(script: &str, env: &[(&str, &Path)], db: &Path) {
     cmd.arg(repo().join("tests/mcp").join(script))
         .env("SQZ_BIN", bin())
         .env("SQZ_DB_PATH", db)
+        // Nothing a scenario starts may fall back to the user's own store or config.
+        .env("HOME", db.parent().unwrap_or(db))
         .env_remove("SQZ_NO_DEDUP")
         .env_remove("SQZ_REF_TTL_SECS");
     for (k, v) in env {
@@ -147,6 +156,69 @@ fn without_a_store_a_read_is_byte_for_byte() {
         &coloured[..],
         "colour codes kept when nothing is stored"
     );
+}
+
+#[test]
+fn sdk_2_client_speaks_the_stateless_revision() {
+    let s = Scratch::new("mcp-modern");
+    let work = s.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::copy(
+        repo().join("fixtures/cat-rust-source/input.txt"),
+        work.join("lib.rs"),
+    )
+    .unwrap();
+    scenario("modern.mjs", &[("SCRATCH", &work)], &s.db());
+}
+
+#[test]
+fn stateless_requests_get_the_revision_s_result_shape() {
+    let s = Scratch::new("mcp-modern-raw");
+    let mut session = Session::start(&["mcp"], &s.db(), &[]);
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    session.send(format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n").as_bytes());
+    let v = parse(&session.next());
+    let r = v.get("result").unwrap();
+    assert_eq!(
+        r.get("supportedVersions").unwrap().to_compact(),
+        r#"["2026-07-28"]"#
+    );
+    assert_eq!(
+        r.get("resultType").and_then(|t| t.as_str()),
+        Some("complete")
+    );
+    assert!(r.get("ttlMs").and_then(|t| t.as_i64()).is_some());
+    session.send(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{{{meta}}}}}\n"
+        )
+        .as_bytes(),
+    );
+    let v = parse(&session.next());
+    let r = v.get("result").unwrap();
+    assert_eq!(r.get("cacheScope").and_then(|t| t.as_str()), Some("public"));
+    assert!(r
+        .get("_meta")
+        .unwrap()
+        .get("io.modelcontextprotocol/serverInfo")
+        .is_some());
+    // A version this server does not speak: -32022 naming the supported ones.
+    session.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}
+"#);
+    let v = parse(&session.next());
+    assert_eq!(error_code(&v), Some(-32022));
+    let data = v.get("error").unwrap().get("data").unwrap();
+    assert_eq!(
+        data.get("requested").and_then(|r| r.as_str()),
+        Some("2099-01-01")
+    );
+    // Legacy requests never carry the new members, which strict 2025 clients reject.
+    session.send(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}\n");
+    let v = parse(&session.next());
+    let r = v.get("result").unwrap();
+    assert!(r.get("ttlMs").is_none() && r.get("resultType").is_none() && r.get("_meta").is_none());
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
 }
 
 #[test]

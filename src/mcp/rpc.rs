@@ -9,6 +9,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// The request names a protocol version this side does not speak (2026-07-28).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// One message read from the other side.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,16 +130,27 @@ pub fn result_line(id: &Value, result: Value) -> String {
 
 /// An error answer; `id` is null when the request's id could not be read.
 pub fn error_line(id: Option<&Value>, code: i64, message: &str) -> String {
+    error_line_with_data(id, code, message, None)
+}
+
+/// An error answer with a `data` member for the client to act on.
+pub fn error_line_with_data(
+    id: Option<&Value>,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> String {
+    let mut error = vec![
+        ("code".into(), Value::int(code)),
+        ("message".into(), Value::str(message)),
+    ];
+    if let Some(data) = data {
+        error.push(("data".into(), data));
+    }
     Value::Object(vec![
         ("jsonrpc".into(), Value::str("2.0")),
         ("id".into(), id.cloned().unwrap_or(Value::Null)),
-        (
-            "error".into(),
-            Value::Object(vec![
-                ("code".into(), Value::int(code)),
-                ("message".into(), Value::str(message)),
-            ]),
-        ),
+        ("error".into(), Value::Object(error)),
     ])
     .to_compact()
 }

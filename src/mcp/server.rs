@@ -1,7 +1,7 @@
-//! `sqz mcp`: the MCP server. It answers the legacy handshake (`initialize`, negotiating among
-//! the dated versions below), `ping`, `tools/list` and `tools/call`, asks the client for its
-//! roots when it has them, and keeps serving after any bad line or panic. Only protocol goes
-//! to stdout.
+//! `sqz mcp`: the MCP server. It answers the handshake era (`initialize`, negotiating among the
+//! dated versions below, `ping`) and the stateless era (`server/discover`, `_meta` on every
+//! request), serves `tools/list` and `tools/call` in both, asks the client for its roots when
+//! it can, and keeps serving after any bad line or panic. Only protocol goes to stdout.
 
 use super::rpc::{self, Message};
 use super::tools::{self, Context};
@@ -14,10 +14,16 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Dated protocol versions this server speaks, newest first. A client asking for another one
-/// (the stateless 2026-07-28 revision included) is answered with the newest, as the handshake
-/// prescribes; such a client then falls back or disconnects.
+/// Dated protocol versions of the `initialize` handshake, newest first. A client asking for
+/// another one is answered with the newest, as the handshake prescribes.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Stateless revisions, served to requests that name one in `_meta` (no handshake; the client
+/// finds them with `server/discover`).
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// How long a client may cache the tool list: it never changes while the server runs.
+const TOOLS_TTL_MS: i64 = 3_600_000;
 /// How long a file tool waits for the client's answer to `roots/list` before it checks paths
 /// against the roots it already knows.
 const ROOTS_WAIT: Duration = Duration::from_secs(2);
@@ -78,10 +84,22 @@ impl Server {
         match rpc::parse(line) {
             Err(rejected) => vec![rejected.answer()],
             Ok(Message::Request { id, method, params }) => {
+                let asked = params
+                    .as_ref()
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(VERSION_KEY))
+                    .and_then(Value::as_str);
+                let modern = method == "server/discover" || asked.is_some();
+                if let Some(asked) = asked.filter(|v| !MODERN_VERSIONS.contains(v)) {
+                    return vec![unsupported_version(&id, asked)];
+                }
                 let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     self.request(&method, params.as_ref())
                 }));
                 vec![match handled {
+                    Ok(Ok(result)) if modern => {
+                        rpc::result_line(&id, modern_result(&method, result))
+                    }
                     Ok(Ok(result)) => rpc::result_line(&id, result),
                     Ok(Err((code, message))) => rpc::error_line(Some(&id), code, &message),
                     Err(_) => rpc::error_line(
@@ -116,6 +134,14 @@ impl Server {
         let params = params.unwrap_or(&empty);
         match method {
             "initialize" => Ok(self.initialize(params)),
+            "server/discover" => Ok(Value::Object(vec![
+                (
+                    "supportedVersions".into(),
+                    Value::Array(MODERN_VERSIONS.iter().map(|v| Value::str(v)).collect()),
+                ),
+                ("capabilities".into(), capabilities()),
+                ("instructions".into(), Value::str(INSTRUCTIONS)),
+            ])),
             "ping" => Ok(Value::object()),
             "sqz/test-panic" if self.test_panic => panic!("sqz/test-panic was called"),
             "tools/list" => Ok(tools::list()),
@@ -154,20 +180,8 @@ impl Server {
             .is_some_and(|r| r.as_object().is_some());
         Value::Object(vec![
             ("protocolVersion".into(), Value::str(version)),
-            (
-                "capabilities".into(),
-                Value::Object(vec![(
-                    "tools".into(),
-                    Value::Object(vec![("listChanged".into(), Value::Bool(false))]),
-                )]),
-            ),
-            (
-                "serverInfo".into(),
-                Value::Object(vec![
-                    ("name".into(), Value::str("sqz")),
-                    ("version".into(), Value::str(env!("CARGO_PKG_VERSION"))),
-                ]),
-            ),
+            ("capabilities".into(), capabilities()),
+            ("serverInfo".into(), server_info()),
             ("instructions".into(), Value::str(INSTRUCTIONS)),
         ])
     }
@@ -205,6 +219,52 @@ impl Server {
     fn give_up_on_roots(&mut self) {
         self.roots_pending = None;
     }
+}
+
+fn capabilities() -> Value {
+    Value::Object(vec![(
+        "tools".into(),
+        Value::Object(vec![("listChanged".into(), Value::Bool(false))]),
+    )])
+}
+
+fn server_info() -> Value {
+    Value::Object(vec![
+        ("name".into(), Value::str("sqz")),
+        ("version".into(), Value::str(env!("CARGO_PKG_VERSION"))),
+    ])
+}
+
+/// A result as the stateless revision shapes it: `resultType`, the server in `_meta`, and a
+/// cache lifetime on lists and discovery. Earlier revisions never see these members (a strict
+/// 2025 client may reject a result that carries them).
+fn modern_result(method: &str, mut result: Value) -> Value {
+    let Some(members) = result.as_object_mut() else {
+        return result;
+    };
+    members.push(("resultType".into(), Value::str("complete")));
+    if matches!(method, "tools/list" | "server/discover") {
+        members.push(("ttlMs".into(), Value::int(TOOLS_TTL_MS)));
+        members.push(("cacheScope".into(), Value::str("public")));
+    }
+    members.push((
+        "_meta".into(),
+        Value::Object(vec![(SERVER_INFO_KEY.into(), server_info())]),
+    ));
+    result
+}
+
+fn unsupported_version(id: &Value, asked: &str) -> String {
+    let supported = MODERN_VERSIONS.iter().map(|v| Value::str(v)).collect();
+    rpc::error_line_with_data(
+        Some(id),
+        rpc::UNSUPPORTED_PROTOCOL_VERSION,
+        &format!("unsupported protocol version {asked}"),
+        Some(Value::Object(vec![
+            ("supported".into(), Value::Array(supported)),
+            ("requested".into(), Value::str(asked)),
+        ])),
+    )
 }
 
 /// The stdio transport: one message per line in, one per line out, until end of input.
