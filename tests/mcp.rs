@@ -168,7 +168,12 @@ fn sdk_2_client_speaks_the_stateless_revision() {
         work.join("lib.rs"),
     )
     .unwrap();
-    scenario("modern.mjs", &[("SCRATCH", &work)], &s.db());
+    let fs_server = PathBuf::from(upstream("server-filesystem"));
+    scenario(
+        "modern.mjs",
+        &[("SCRATCH", &work), ("FS_SERVER", &fs_server)],
+        &s.db(),
+    );
 }
 
 #[test]

@@ -188,25 +188,35 @@ impl Proxy {
         let Ok(Message::Request { id, method, params }) = rpc::parse(line) else {
             return Route::Forward;
         };
+        // The proxy's own answers take the shape of the client's protocol era.
+        let answer = |result: Value| {
+            let result = match super::server::asked_version(params.as_ref()) {
+                Some(_) => super::server::modern_result("tools/call", result),
+                None => result,
+            };
+            Route::Answer(rpc::result_line(&id, result))
+        };
         let empty = Value::object();
-        let params = params.as_ref().unwrap_or(&empty);
+        let params_or_empty = params.as_ref().unwrap_or(&empty);
         let pending = match method.as_str() {
             "initialize" => Pending::Initialize,
             "tools/list" => Pending::ToolsList {
-                first_page: params.get("cursor").is_none(),
+                first_page: params_or_empty.get("cursor").is_none(),
             },
             "tools/call" => {
-                let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
-                let args = params
+                let tool = params_or_empty
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let args = params_or_empty
                     .get("arguments")
                     .cloned()
                     .unwrap_or_else(Value::object);
                 if tool == "sqz_expand" {
-                    let result = tools::call(&mut self.ctx, "expand", &args);
-                    return Route::Answer(rpc::result_line(&id, result.to_value()));
+                    return answer(tools::call(&mut self.ctx, "expand", &args).to_value());
                 }
                 if tool == "sqz_tool_help" && self.options.lazy_tools {
-                    return Route::Answer(rpc::result_line(&id, self.tool_help(&args).to_value()));
+                    return answer(self.tool_help(&args).to_value());
                 }
                 Pending::ToolsCall {
                     tool: tool.to_string(),

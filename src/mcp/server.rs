@@ -84,11 +84,7 @@ impl Server {
         match rpc::parse(line) {
             Err(rejected) => vec![rejected.answer()],
             Ok(Message::Request { id, method, params }) => {
-                let asked = params
-                    .as_ref()
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get(VERSION_KEY))
-                    .and_then(Value::as_str);
+                let asked = asked_version(params.as_ref());
                 let modern = method == "server/discover" || asked.is_some();
                 if let Some(asked) = asked.filter(|v| !MODERN_VERSIONS.contains(v)) {
                     return vec![unsupported_version(&id, asked)];
@@ -221,6 +217,11 @@ impl Server {
     }
 }
 
+/// The protocol version a stateless-era request names in its `_meta`.
+pub(super) fn asked_version(params: Option<&Value>) -> Option<&str> {
+    params?.get("_meta")?.get(VERSION_KEY)?.as_str()
+}
+
 fn capabilities() -> Value {
     Value::Object(vec![(
         "tools".into(),
@@ -238,7 +239,7 @@ fn server_info() -> Value {
 /// A result as the stateless revision shapes it: `resultType`, the server in `_meta`, and a
 /// cache lifetime on lists and discovery. Earlier revisions never see these members (a strict
 /// 2025 client may reject a result that carries them).
-fn modern_result(method: &str, mut result: Value) -> Value {
+pub(super) fn modern_result(method: &str, mut result: Value) -> Value {
     let Some(members) = result.as_object_mut() else {
         return result;
     };

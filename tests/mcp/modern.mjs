@@ -26,4 +26,19 @@ for (const [i, mode] of [{ pin: "2026-07-28" }, "auto"].entries()) {
   assert.equal(text(await client.callTool({ name: "expand", arguments: { ref: hash16(original) } })), original);
   await client.close();
 }
+// Through the proxy to a server of the handshake era: the probe falls back to initialize.
+{
+  const client = new Client({ name: "sqz-tests", version: "2.0.0" }, { versionNegotiation: { mode: "auto" } });
+  const upstream = [process.execPath, process.env.FS_SERVER, SCRATCH];
+  await client.connect(new StdioClientTransport({ command: SQZ_BIN, args: ["mcp", "proxy", "--", ...upstream], env: process.env, stderr: "inherit" }));
+  assert.notEqual(client.getNegotiatedProtocolVersion(), "2026-07-28");
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  assert.ok(names.includes("read_text_file") && names.includes("sqz_expand"));
+  const path = `${SCRATCH}/lib.rs`;
+  // The same bytes were read above through sqz mcp (one store): already a reference.
+  const again = text(await client.callTool({ name: "read_text_file", arguments: { path } }));
+  assert.equal(again, `§ref:${hash16(readFileSync(path))}§\n`);
+  assert.equal(text(await client.callTool({ name: "sqz_expand", arguments: { ref: again.trim() } })), readFileSync(path, "utf8"));
+  await client.close();
+}
 console.log("modern scenario: ok");
