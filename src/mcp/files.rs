@@ -115,15 +115,17 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
             " · these lines were in an earlier read".into(),
             format!("{token}\n"),
         ),
-        ReadServed::Delta { text, new_hash } => (
-            format!(
-                " · changed since an earlier read; apply the delta to it (full text: expand {})",
-                text::shown_hash(&new_hash)
-            ),
-            text,
-        ),
+        ReadServed::Delta { text, new_hash } => (delta_note(&new_hash), text),
     };
     Ok(ToolOutput::text(format!("{header}{note}]\n{text_out}")))
+}
+
+/// The header's note beside a delta.
+fn delta_note(new_hash: &str) -> String {
+    format!(
+        " · changed since an earlier read; apply the delta to it (full text: expand {})",
+        text::shown_hash(new_hash)
+    )
 }
 
 enum ReadServed {
@@ -168,6 +170,8 @@ fn serve_read(
     let is_fresh = |state: crate::store::EntryState| {
         state.pinned || fresh.is_some_and(|after| state.last_served > after)
     };
+    // Only whole-file reads can be a delta's base, or get one.
+    let simhash = (!partial).then(|| delta::simhash(body));
     let mut served = ReadServed::Whole;
     let mut touch = None;
     // Tiny bodies always go out whole: a reference would cost as much.
@@ -179,20 +183,15 @@ fn serve_read(
             if let Ok(candidates) =
                 store.slice_candidates(Some(&path_key), selection.len(), 64 << 20)
             {
-                let same_file: Vec<_> = candidates
-                    .into_iter()
-                    .filter(|c| c.state.pinned || is_fresh(c.state))
-                    .collect();
                 if let Some(slice) =
-                    dedup::find_slice(selection.as_bytes(), body, &same_file, is_fresh)
+                    dedup::find_slice(selection.as_bytes(), body, &candidates, is_fresh)
                 {
                     touch = Some(slice.hash.clone());
                     served =
                         ReadServed::Slice(dedup::slice_token(&slice.hash, slice.first, slice.last));
                 }
             }
-        } else if let Some(after) = fresh {
-            let sim = delta::simhash(body);
+        } else if let (Some(after), Some(sim)) = (fresh, simhash) {
             if let Ok(bases) = store.delta_candidates(Some(&path_key), sim, NEAR_DISTANCE, after, 4)
             {
                 let best = bases
@@ -202,7 +201,9 @@ fn serve_read(
                         delta::encode(&base.hash, base_text, body)
                     })
                     .min_by_key(|d| tokens::count(d));
-                if let Some(d) = best.filter(|d| tokens::count(d) < tokens_in) {
+                // Sent only when it and its note cost less than the text itself.
+                let note = tokens::count(&delta_note(&hash));
+                if let Some(d) = best.filter(|d| tokens::count(d) + note < tokens_in) {
                     served = ReadServed::Delta {
                         text: d,
                         new_hash: hash.clone(),
@@ -230,7 +231,7 @@ fn serve_read(
             original: selection.as_bytes(),
             served: body.as_bytes(),
             path_key: Some(&path_key),
-            simhash: (!partial).then(|| delta::simhash(body)),
+            simhash,
         }),
         touch: touch.as_deref(),
     };
