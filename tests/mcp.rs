@@ -533,3 +533,61 @@ fn http_transport_serves_loopback_and_refuses_other_hosts() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn no_dedup_reads_are_whole_and_never_stored() {
+    let s = Scratch::new("mcp-nodedup");
+    let work = s.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let source = std::fs::read(repo().join("fixtures/cat-rust-source/input.txt")).unwrap();
+    std::fs::write(work.join("lib.rs"), &source).unwrap();
+    let mut child = Command::new(bin())
+        .arg("mcp")
+        .current_dir(&work)
+        .env("SQZ_DB_PATH", s.db())
+        .env("SQZ_NO_DEDUP", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sqz_read_file\",\"arguments\":{\"path\":\"lib.rs\"}}}\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(read.repeat(2).as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(answers.len(), 2);
+    for answer in &answers {
+        let v = parse(answer);
+        let text = v
+            .get("result")
+            .unwrap()
+            .get("content")
+            .unwrap()
+            .as_array()
+            .unwrap()[0]
+            .get("text")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            text.ends_with(std::str::from_utf8(&source).unwrap()),
+            "{text}"
+        );
+    }
+    let expand = common::sqz(
+        bin(),
+        &s.db(),
+        &["expand", &common::hash16(&source)],
+        b"",
+        &[],
+    );
+    assert_eq!(expand.code, 1, "nothing was stored");
+}

@@ -4,7 +4,7 @@
 
 use super::pattern::Pattern;
 use super::tools::{
-    bool_arg, count_arg, fresh_after, serve_whole, string_arg, Context, ToolOutput,
+    bool_arg, count_arg, fresh_after, is_fresh, serve_whole, string_arg, Context, ToolOutput,
 };
 use crate::engine::{ansi, dedup, delta, route, REF_TOKEN_COST};
 use crate::json::Value;
@@ -152,7 +152,8 @@ fn serve_read(
     partial: bool,
 ) -> ReadServed {
     let env = ctx.env.clone();
-    let Some(store) = ctx.store.as_mut() else {
+    // SQZ_NO_DEDUP: no references and nothing stored.
+    let Some(store) = ctx.store.as_mut().filter(|_| !env.no_dedup) else {
         return ReadServed::Unstored;
     };
     // Credentials, key blocks and the like are sent as they are and never stored.
@@ -167,9 +168,7 @@ fn serve_read(
     let tokens_in = tokens::count(body);
     let path_key = real.to_string_lossy().into_owned();
     let fresh = fresh_after(store, &env, now);
-    let is_fresh = |state: crate::store::EntryState| {
-        state.pinned || fresh.is_some_and(|after| state.last_served > after)
-    };
+    let is_fresh = |state| is_fresh(state, fresh);
     // Only whole-file reads can be a delta's base, or get one.
     let simhash = (!partial).then(|| delta::simhash(body));
     let mut served = ReadServed::Whole;
@@ -445,7 +444,7 @@ pub fn grep(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         ));
     }
     let label = format!("sqz_grep {pattern_text} {path}");
-    Ok(ToolOutput::text(serve_whole(ctx, &label, &out, "fresh")))
+    Ok(ToolOutput::text(serve_whole(ctx, &label, &out)))
 }
 
 pub fn list_dir(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
@@ -494,5 +493,5 @@ pub fn list_dir(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         ));
     }
     let label = format!("sqz_list_dir {path} {depth}");
-    Ok(ToolOutput::text(serve_whole(ctx, &label, &out, "fresh")))
+    Ok(ToolOutput::text(serve_whole(ctx, &label, &out)))
 }

@@ -263,8 +263,8 @@ fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
 
 /// How a lossless tool's text goes out: a fresh repeat of the same bytes becomes `§ref:HASH§`;
 /// anything else is sent whole and stored (unless it must not be), so a later repeat can be.
-pub fn serve_whole(ctx: &mut Context, label: &str, body: &str, kind_if_new: &str) -> String {
-    let Some(store) = ctx.store.as_mut() else {
+pub fn serve_whole(ctx: &mut Context, label: &str, body: &str) -> String {
+    let Some(store) = ctx.store.as_mut().filter(|_| !ctx.env.no_dedup) else {
         return body.to_string();
     };
     let now = crate::env::now_ms();
@@ -277,19 +277,19 @@ pub fn serve_whole(ctx: &mut Context, label: &str, body: &str, kind_if_new: &str
         return body.to_string();
     }
     let fresh = fresh_after(store, &ctx.env, now);
-    let reference = dedup::ref_token(&hash);
+    let reference = format!("{} (same as before)\n", dedup::ref_token(&hash));
     let repeat = fresh.is_some()
         && tokens_in > REF_TOKEN_COST
+        && tokens::count(&reference) < tokens_in
         && store
             .lookup(&hash)
             .ok()
             .flatten()
-            .is_some_and(|s| s.pinned || fresh.is_some_and(|after| s.last_served > after))
-        && tokens::count(&reference) < tokens_in;
+            .is_some_and(|state| is_fresh(state, fresh));
     let (served, kind) = if repeat {
-        (format!("{reference} (same as before)"), "ref")
+        (reference, "ref")
     } else {
-        (body.to_string(), kind_if_new)
+        (body.to_string(), "fresh")
     };
     let record = Record {
         now,
@@ -312,6 +312,11 @@ pub fn serve_whole(ctx: &mut Context, label: &str, body: &str, kind_if_new: &str
         // means the whole text goes out.
         Err(_) => body.to_string(),
     }
+}
+
+/// Whether the agent plausibly still holds an entry: pinned, or served after `fresh_after`.
+pub fn is_fresh(state: crate::store::EntryState, fresh_after: Option<i64>) -> bool {
+    state.pinned || fresh_after.is_some_and(|after| state.last_served > after)
 }
 
 /// The oldest `last_served` that still counts as in the agent's context, or `None` when
