@@ -138,18 +138,7 @@ fn without_a_store_a_read_is_byte_for_byte() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.starts_with("sqz: cannot open"), "{stderr}");
     let answer = parse(String::from_utf8_lossy(&out.stdout).trim());
-    let text = answer
-        .get("result")
-        .unwrap()
-        .get("content")
-        .unwrap()
-        .as_array()
-        .unwrap()[0]
-        .get("text")
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string();
+    let text = tool_text(&answer);
     let body = text.split_once('\n').unwrap().1;
     assert_eq!(
         body.as_bytes(),
@@ -307,6 +296,17 @@ fn parse(line: &str) -> sqz::json::Value {
     sqz::json::parse(line).unwrap_or_else(|e| panic!("not JSON on stdout: {line:?}: {e}"))
 }
 
+/// The text of a `tools/call` answer's first content item.
+fn tool_text(answer: &sqz::json::Value) -> String {
+    let content = answer.get("result").and_then(|r| r.get("content"));
+    let first = content.and_then(|c| c.as_array()).and_then(|c| c.first());
+    let text = first
+        .and_then(|item| item.get("text"))
+        .and_then(|t| t.as_str());
+    text.unwrap_or_else(|| panic!("no text in {}", answer.to_compact()))
+        .to_string()
+}
+
 fn error_code(v: &sqz::json::Value) -> Option<i64> {
     v.get("error")?.get("code")?.as_i64()
 }
@@ -334,18 +334,7 @@ fn raw_stdio_bad_lines_unknown_methods_panics_and_eof() {
     assert_eq!(v.get("id").and_then(|i| i.as_str()), Some("p"));
     session.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"passthrough\",\"arguments\":{\"text\":\"still here\"}}}\n");
     let v = parse(&session.next());
-    let text = v
-        .get("result")
-        .unwrap()
-        .get("content")
-        .unwrap()
-        .as_array()
-        .unwrap()[0]
-        .get("text")
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string();
+    let text = tool_text(&v);
     assert_eq!(text, "still here");
     session.send(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}\n");
     assert_eq!(error_code(&parse(&session.next())), Some(-32602));
@@ -565,18 +554,7 @@ fn no_dedup_reads_are_whole_and_never_stored() {
     assert_eq!(answers.len(), 2);
     for answer in &answers {
         let v = parse(answer);
-        let text = v
-            .get("result")
-            .unwrap()
-            .get("content")
-            .unwrap()
-            .as_array()
-            .unwrap()[0]
-            .get("text")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .to_string();
+        let text = tool_text(&v);
         assert!(
             text.ends_with(std::str::from_utf8(&source).unwrap()),
             "{text}"
