@@ -119,7 +119,12 @@ pub fn serve(
                     original: body,
                     served: &outcome.stdout,
                     path_key: outcome.path_key.as_deref(),
-                    simhash: None,
+                    // A file read from the shell can be the base of an MCP read's delta.
+                    simhash: outcome.path_key.as_ref().and_then(|_| {
+                        std::str::from_utf8(&outcome.stdout)
+                            .ok()
+                            .map(crate::engine::delta::simhash)
+                    }),
                 }),
                 touch: outcome.touch.as_deref(),
             };

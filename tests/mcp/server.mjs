@@ -2,6 +2,7 @@
 // as refs, slice refs and deltas, expand round trips, recall, grep and list on a real project
 // tree, and the workspace roots. Run by tests/mcp.rs with the paths in the environment.
 import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { connect, call, text, hash16, applyDelta, assert } from "./lib.mjs";
 
 const { SQZ_BIN, SCRATCH, PROJECT, OUTSIDE, FIXTURE, FIXTURE_CMD } = process.env;
@@ -56,6 +57,17 @@ assert.equal(applyDelta(original, body), edited);
 assert.ok(body.length < edited.length / 4, "a delta is much shorter than the file");
 // The new text is stored too: expand by its hash.
 assert.equal(text(await call(client, "expand", { ref: hash16(edited) })), edited);
+
+// A file first read through the shell hook (`cat`), then edited and read through MCP: the
+// shell's read is found by its SimHash and the MCP read is a delta against it.
+const notes = readFileSync(`${SCRATCH}/lib.rs`, "utf8").replaceAll("Hash", "Digest");
+writeFileSync(`${SCRATCH}/notes.rs`, notes);
+execFileSync(SQZ_BIN, ["compress", "--cmd", "cat notes.rs"], { input: notes, cwd: SCRATCH, stdio: ["pipe", "ignore", "ignore"] });
+const notesEdited = notes.replace("fn ", "pub fn ");
+writeFileSync(`${SCRATCH}/notes.rs`, notesEdited);
+[header, body] = split(text(await call(client, "sqz_read_file", { path: "notes.rs" })));
+assert.ok(body.startsWith(`§delta:${hash16(notes)}§\n`), body.slice(0, 80));
+assert.equal(applyDelta(notes, body), notesEdited);
 
 // A ranged read of the edited file is never a delta; tiny files always come whole.
 [, body] = split(text(await call(client, "sqz_read_file", { path: "lib.rs", offset: 1, limit: 3 })));
