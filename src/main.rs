@@ -3,18 +3,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut args = std::env::args_os();
     // Invoked as `sqz-mcp`, the binary is `sqz mcp`, so configs written for it keep working.
-    let invoked_as = args
-        .first()
-        .and_then(|a| std::path::Path::new(a).file_name())
-        .map(|n| n.to_os_string());
-    args[0] = "mcp".into();
-    let args = if invoked_as.is_some_and(|n| n == "sqz-mcp") {
-        args
-    } else {
-        args.split_off(1)
-    };
+    let as_mcp = args
+        .next()
+        .is_some_and(|a| std::path::Path::new(&a).file_name() == Some("sqz-mcp".as_ref()));
+    let args = as_mcp.then(|| "mcp".into()).into_iter().chain(args);
     let code = match sqz::cli::parse(args) {
         Ok(command) => sqz::cmd::run(command, &sqz::env::Env::from_process()),
         Err(e) => {
