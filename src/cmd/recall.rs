@@ -23,7 +23,7 @@ pub fn listing(
             "{}. {} ({} ago) {}\n   {snippet}\n",
             n + 1,
             hit.label,
-            age((now - hit.last_served).max(0)),
+            super::resume::age(now - hit.last_served),
             dedup::ref_token(&hit.hash),
         ));
     }
@@ -47,15 +47,5 @@ pub fn run(query: &str, env: &Env) -> i32 {
             eprintln!("sqz: recall: {e}");
             2
         }
-    }
-}
-
-fn age(ms: i64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
     }
 }

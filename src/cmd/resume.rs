@@ -80,7 +80,8 @@ fn key_lines(served: &str) -> Vec<&str> {
         .collect()
 }
 
-fn age(ms: i64) -> String {
+/// How long ago, in the largest whole unit: `42s`, `5m`, `3h`, `2d`.
+pub(super) fn age(ms: i64) -> String {
     let secs = ms.max(0) / 1000;
     match secs {
         0..=59 => format!("{secs}s"),
