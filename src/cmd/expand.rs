@@ -3,7 +3,7 @@
 
 use super::{normalize_hash, open_store, write_stdout};
 use crate::env::Env;
-use crate::store::Resolved;
+use crate::store::{Resolved, Store};
 
 /// A parsed reference: hash prefix and optional 1-based inclusive line range.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,60 +35,75 @@ pub fn parse(input: &str) -> Option<Reference> {
     Some(Reference { prefix, lines })
 }
 
-pub fn run(input: &str, env: &Env) -> i32 {
-    let Some(reference) = parse(input) else {
-        eprintln!("sqz: malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§");
-        return 2;
+/// Why a reference could not be expanded, with `sqz expand`'s exit status for it.
+pub struct Missed {
+    pub code: i32,
+    pub message: String,
+}
+
+/// The full hash and the bytes behind a reference (`§delta:HASH§` names its base), recording
+/// one expand event. Shared by `sqz expand` and the MCP `expand` tools.
+pub fn lookup(store: &mut Store, input: &str) -> Result<(String, Vec<u8>), Missed> {
+    let missed = |code, message: String| Missed { code, message };
+    let Some(reference) = parse(&input.trim().replacen("delta:", "ref:", 1)) else {
+        return Err(missed(
+            2,
+            format!("malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§"),
+        ));
     };
-    let mut store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let hash = match store.resolve(&reference.prefix) {
+    let prefix = &reference.prefix;
+    let hash = match store.resolve(prefix) {
         Ok(Resolved::One(hash)) => hash,
-        Ok(Resolved::None) => {
-            eprintln!("sqz: no stored entry matches '{}' (it may have been evicted, or stored on another machine)", reference.prefix);
-            return 1;
-        }
+        Ok(Resolved::None) => return Err(missed(1, format!("no stored entry matches '{prefix}' (it may have been evicted, or stored on another machine)"))),
         Ok(Resolved::Ambiguous(n)) => {
-            eprintln!(
-                "sqz: '{}' matches {n} entries; use a longer prefix",
-                reference.prefix
-            );
-            return 2;
+            return Err(missed(2, format!("'{prefix}' matches {n} entries; use a longer prefix")))
         }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            return 3;
-        }
+        Err(e) => return Err(missed(3, e.to_string())),
     };
     let original = match store.original(&hash) {
         Ok(Some(bytes)) => bytes,
-        Ok(None) => {
-            eprintln!("sqz: no stored entry matches '{}'", reference.prefix);
-            return 1;
-        }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            return 3;
-        }
+        Ok(None) => return Err(missed(1, format!("no stored entry matches '{prefix}'"))),
+        Err(e) => return Err(missed(3, e.to_string())),
     };
     let bytes = match reference.lines {
-        None => &original[..],
+        None => original,
         Some((first, last)) => match line_range(&original, first, last) {
-            Some(slice) => slice,
+            Some(slice) => slice.to_vec(),
             None => {
-                eprintln!(
-                    "sqz: entry {hash} has {} lines; L{first}-{last} is out of range",
-                    crate::text::line_count(&original)
-                );
-                return 1;
+                return Err(missed(
+                    1,
+                    format!(
+                        "entry {hash} has {} lines; L{first}-{last} is out of range",
+                        crate::text::line_count(&original)
+                    ),
+                ))
             }
         },
     };
     let _ = store.record_event(crate::env::now_ms(), input.trim(), "expand", Some(&hash));
-    write_stdout(bytes);
-    0
+    Ok((hash, bytes))
+}
+
+pub fn run(input: &str, env: &Env) -> i32 {
+    // A malformed reference is a usage error whether or not the store opens.
+    if parse(&input.trim().replacen("delta:", "ref:", 1)).is_none() {
+        eprintln!("sqz: malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§");
+        return 2;
+    }
+    let mut store = match open_store(env) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match lookup(&mut store, input) {
+        Ok((_, bytes)) => {
+            write_stdout(&bytes);
+            0
+        }
+        Err(missed) => {
+            eprintln!("sqz: {}", missed.message);
+            missed.code
+        }
+    }
 }
 
 /// Lines `first..=last` (1-based) of `bytes`, each with its line break; `last` is clamped.

@@ -7,7 +7,7 @@ use super::workspace::Workspace;
 use crate::engine::{dedup, route, REF_TOKEN_COST};
 use crate::env::Env;
 use crate::json::Value;
-use crate::store::{EntryWrite, Record, Resolved, Store};
+use crate::store::{EntryWrite, Record, Store};
 use crate::{text, tokens};
 
 /// What the tools share for the life of the server.
@@ -186,49 +186,13 @@ fn expand(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         Some(r) => r,
         None => string_arg(args, "prefix", false)?.ok_or("missing argument \"ref\"")?,
     };
-    let cleaned = input.trim().replacen("delta:", "ref:", 1);
-    let reference = crate::cmd::expand::parse(&cleaned).ok_or_else(|| {
-        format!("malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§")
-    })?;
     let store = ctx
         .store
         .as_mut()
         .ok_or("the store is not available, so nothing can be expanded")?;
-    let hash = match store
-        .resolve(&reference.prefix)
-        .map_err(|e| e.to_string())?
-    {
-        Resolved::One(hash) => hash,
-        Resolved::None => {
-            return Err(format!(
-                "no stored entry matches '{}' (it may have been evicted)",
-                reference.prefix
-            ))
-        }
-        Resolved::Ambiguous(n) => {
-            return Err(format!(
-                "'{}' matches {n} entries; use a longer prefix",
-                reference.prefix
-            ))
-        }
-    };
-    let original = store
-        .original(&hash)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no stored entry matches '{}'", reference.prefix))?;
-    let bytes = match reference.lines {
-        None => &original[..],
-        Some((first, last)) => {
-            crate::cmd::expand::line_range(&original, first, last).ok_or_else(|| {
-                format!(
-                    "entry {hash} has {} lines; L{first}-{last} is out of range",
-                    text::line_count(&original)
-                )
-            })?
-        }
-    };
-    let _ = store.record_event(crate::env::now_ms(), input.trim(), "expand", Some(&hash));
-    Ok(match std::str::from_utf8(bytes) {
+    let (hash, bytes) =
+        crate::cmd::expand::lookup(store, &input).map_err(|missed| missed.message)?;
+    Ok(match std::str::from_utf8(&bytes) {
         Ok(s) => ToolOutput::text(s),
         // Not text: an embedded resource keeps every byte.
         Err(_) => ToolOutput {
@@ -239,7 +203,7 @@ fn expand(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
                     Value::Object(vec![
                         ("uri".into(), Value::String(format!("sqz://entry/{hash}"))),
                         ("mimeType".into(), Value::str("application/octet-stream")),
-                        ("blob".into(), Value::String(base64(bytes))),
+                        ("blob".into(), Value::String(base64(&bytes))),
                     ]),
                 ),
             ])],
