@@ -3,9 +3,7 @@
 //! slice references and deltas on repeats. A size cap always says in the header what it cut.
 
 use super::pattern::Pattern;
-use super::tools::{
-    bool_arg, count_arg, fresh_after, is_fresh, serve_whole, string_arg, Context, ToolOutput,
-};
+use super::tools::{bool_arg, count_arg, serve_whole, string_arg, Context, Freshness, ToolOutput};
 use crate::engine::{ansi, dedup, delta, route, REF_TOKEN_COST};
 use crate::json::Value;
 use crate::store::{EntryWrite, Record};
@@ -167,8 +165,8 @@ fn serve_read(
     let hash = text::hash16(selection.as_bytes());
     let tokens_in = tokens::count(body);
     let path_key = real.to_string_lossy().into_owned();
-    let fresh = fresh_after(store, &env, now);
-    let is_fresh = |state| is_fresh(state, fresh);
+    let fresh = Freshness::read(store, &env, now);
+    let is_fresh = |state| fresh.as_ref().is_some_and(|f| f.admits(state));
     // Only whole-file reads can be a delta's base, or get one.
     let simhash = (!partial).then(|| delta::simhash(body));
     let mut served = ReadServed::Whole;
@@ -190,7 +188,8 @@ fn serve_read(
                         ReadServed::Slice(dedup::slice_token(&slice.hash, slice.first, slice.last));
                 }
             }
-        } else if let (Some(after), Some(sim)) = (fresh, simhash) {
+        } else if let (Some(fresh), Some(sim)) = (&fresh, simhash) {
+            let after = fresh.oldest();
             if let Ok(bases) = store.delta_candidates(Some(&path_key), sim, NEAR_DISTANCE, after, 4)
             {
                 let best = bases

@@ -240,16 +240,15 @@ pub fn serve_whole(ctx: &mut Context, label: &str, body: &str) -> String {
     ) {
         return body.to_string();
     }
-    let fresh = fresh_after(store, &ctx.env, now);
+    let fresh = Freshness::read(store, &ctx.env, now);
     let reference = format!("{} (same as before)\n", dedup::ref_token(&hash));
-    let repeat = fresh.is_some()
-        && tokens_in > REF_TOKEN_COST
+    let repeat = tokens_in > REF_TOKEN_COST
         && tokens::count(&reference) < tokens_in
         && store
             .lookup(&hash)
             .ok()
             .flatten()
-            .is_some_and(|state| is_fresh(state, fresh));
+            .is_some_and(|state| fresh.as_ref().is_some_and(|f| f.admits(state)));
     let (served, kind) = if repeat {
         (reference, "ref")
     } else {
@@ -278,20 +277,35 @@ pub fn serve_whole(ctx: &mut Context, label: &str, body: &str) -> String {
     }
 }
 
-/// Whether the agent plausibly still holds an entry: pinned, or served after `fresh_after`.
-pub fn is_fresh(state: crate::store::EntryState, fresh_after: Option<i64>) -> bool {
-    state.pinned || fresh_after.is_some_and(|after| state.last_served > after)
+/// The engine's freshness rule (`dedup::is_fresh`) for one call of a tool.
+pub struct Freshness {
+    marker: i64,
+    now: i64,
+    ttl_ms: i64,
 }
 
-/// The oldest `last_served` that still counts as in the agent's context, or `None` when
-/// references are off.
-pub fn fresh_after(store: &Store, env: &Env, now: i64) -> Option<i64> {
-    if env.no_dedup || env.ref_ttl_secs == 0 {
-        return None;
+impl Freshness {
+    /// `None` when references are off (`SQZ_NO_DEDUP`, a TTL of 0) or the store cannot say.
+    pub fn read(store: &Store, env: &Env, now: i64) -> Option<Freshness> {
+        if env.no_dedup || env.ref_ttl_secs == 0 {
+            return None;
+        }
+        Some(Freshness {
+            marker: store.compaction_marker().ok()?,
+            now,
+            ttl_ms: (env.ref_ttl_secs as i64).saturating_mul(1000),
+        })
     }
-    let marker = store.compaction_marker().ok()?;
-    let ttl_ms = (env.ref_ttl_secs as i64).saturating_mul(1000);
-    Some(marker.max(now - ttl_ms))
+
+    /// Whether the agent plausibly still holds this entry.
+    pub fn admits(&self, state: crate::store::EntryState) -> bool {
+        dedup::is_fresh(state, self.marker, self.now, self.ttl_ms)
+    }
+
+    /// The oldest `last_served` still fresh, for the store's candidate queries.
+    pub fn oldest(&self) -> i64 {
+        self.marker.max(self.now - self.ttl_ms)
+    }
 }
 
 /// Standard base64 with padding, for bytes that are not text.
