@@ -92,8 +92,9 @@ pub fn write_stdout(bytes: &[u8]) {
     let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
-/// Opens the store for a management command, printing the one-line reason on failure.
-fn open_store(env: &Env) -> Result<Store, i32> {
+/// Opens the store for a command, printing the one-line reason on failure (the MCP server
+/// and proxy then serve without references).
+pub(crate) fn open_store(env: &Env) -> Result<Store, i32> {
     match Store::open(&env.db_path) {
         Ok((store, notice)) => {
             if let Some(notice) = notice {

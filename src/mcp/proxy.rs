@@ -78,7 +78,7 @@ pub fn run(options: ProxyOptions, env: &Env) -> i32 {
     let store = if options.no_cache || env.no_dedup {
         None
     } else {
-        super::open_store(env)
+        crate::cmd::open_store(env).ok()
     };
     let (events_tx, events) = mpsc::channel();
     let upstream_out = child.stdout.take().expect("stdout is piped");

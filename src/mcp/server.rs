@@ -52,7 +52,7 @@ pub struct Server {
 impl Server {
     pub fn new(options: &Options, env: &Env) -> Server {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let store = super::open_store(env);
+        let store = crate::cmd::open_store(env).ok();
         Server {
             ctx: Context {
                 store,
