@@ -1,46 +1,80 @@
-//! Every environment variable sqz reads, read once at start-up by the command layer so the
-//! rest of the program stays a function of its inputs.
+//! Every environment variable sqz reads, in one table that both `Env` and `sqz help` use, read
+//! once at start-up by `main` so the rest of the program stays a function of its inputs. Code
+//! below takes an `Env` (or a value made from it) and never reads the process environment.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// (name, meaning) for `sqz help`; the single list of variables sqz honours.
-pub const VARIABLES: &[(&str, &str)] = &[
-    ("SQZ_DB_PATH", "store location (default ~/.sqz/sessions.db)"),
-    (
-        "SQZ_REF_TTL_SECS",
-        "seconds a served output counts as still in context (default 1800; 0 disables references)",
-    ),
-    (
-        "SQZ_NO_DEDUP",
-        "set to 1: no references and nothing stored, like --no-cache",
-    ),
-    (
-        "SQZ_NO_ABBREV",
-        "set to 1: no phrase abbreviation, like --no-abbrev",
-    ),
-    (
-        "SQZ_QUIET",
-        "set to 1: no [sqz] lines on stderr (errors still print)",
-    ),
-    ("SQZ_CMD", "command label when --cmd is not given"),
-    (
-        "SQZ_MAX_DB_MB",
-        "store ceiling in MiB; least recently served entries are evicted past it (default 512)",
-    ),
-    (
-        "SQZ_RETENTION_DAYS",
-        "days an unpinned entry is kept after it was last served (default 30)",
-    ),
-    (
-        "SQZ_MAX_INPUT_MB",
-        "inputs larger than this pass through unchanged, streamed (default 16)",
-    ),
-    ("NO_COLOR", "set: no colour in any output"),
-    (
-        "SQZ_MCP_TEST_PANIC",
-        "tests only: 1 makes sqz mcp panic on the method sqz/test-panic, to show it keeps serving",
-    ),
+/// One variable: its name, its default as help shows it (and as `Env` parses it), and what it
+/// does.
+pub struct Variable {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// Every variable sqz reads, and nothing else.
+pub const VARIABLES: &[Variable] = &[
+    Variable {
+        name: "SQZ_DB_PATH",
+        default: "~/.sqz/sessions.db",
+        meaning: "store location",
+    },
+    Variable {
+        name: "SQZ_REF_TTL_SECS",
+        default: "1800",
+        meaning: "seconds a served output counts as still in context (0 disables references)",
+    },
+    Variable {
+        name: "SQZ_NO_DEDUP",
+        default: "0",
+        meaning: "1: no references and nothing stored, like --no-cache",
+    },
+    Variable {
+        name: "SQZ_QUIET",
+        default: "0",
+        meaning: "1: no [sqz] lines on stderr (errors still print)",
+    },
+    Variable {
+        name: "SQZ_CMD",
+        default: "stdin",
+        meaning: "command label when --cmd is not given",
+    },
+    Variable {
+        name: "SQZ_MAX_DB_MB",
+        default: "512",
+        meaning: "store ceiling in MiB; least recently served entries are evicted past it",
+    },
+    Variable {
+        name: "SQZ_RETENTION_DAYS",
+        default: "30",
+        meaning: "days an unpinned entry is kept after it was last served",
+    },
+    Variable {
+        name: "SQZ_MAX_INPUT_MB",
+        default: "32",
+        meaning: "inputs larger than this pass through unchanged, streamed",
+    },
+    Variable {
+        name: "HOME",
+        default: "",
+        meaning: "where the store, the agents' user-level configs and `sqz init --global` live",
+    },
+    Variable {
+        name: "CLAUDE_CONFIG_DIR",
+        default: "~/.claude",
+        meaning: "Claude Code's user-level config directory (init, doctor, the hook's allow-rule check)",
+    },
+    Variable {
+        name: "BASH_MAX_OUTPUT_LENGTH",
+        default: "30000",
+        meaning: "Claude Code's Bash output limit; sqz hook claude-post leaves longer output to it",
+    },
+    Variable {
+        name: "PATH",
+        default: "",
+        meaning: "searched by sqz doctor for the sqz the hooks will run",
+    },
 ];
 
 /// The environment as sqz uses it.
@@ -49,12 +83,23 @@ pub struct Env {
     pub db_path: PathBuf,
     pub ref_ttl_secs: u64,
     pub no_dedup: bool,
-    pub no_abbrev: bool,
     pub quiet: bool,
-    pub cmd_label: Option<String>,
+    pub cmd_label: String,
     pub max_db_mb: u64,
     pub retention_days: u64,
     pub max_input_mb: u64,
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<PathBuf>,
+    pub bash_max_output_length: usize,
+    pub path: Option<OsString>,
+}
+
+/// The default of a variable in the table.
+fn default_of(name: &str) -> &'static str {
+    VARIABLES
+        .iter()
+        .find(|v| v.name == name)
+        .map_or("", |v| v.default)
 }
 
 impl Env {
@@ -62,29 +107,44 @@ impl Env {
         Env::from_lookup(|name| std::env::var_os(name))
     }
 
+    /// The environment `get` describes; each variable is looked up only if the table has it.
     pub fn from_lookup(get: impl Fn(&str) -> Option<OsString>) -> Env {
+        let get = |name: &str| {
+            debug_assert!(
+                VARIABLES.iter().any(|v| v.name == name),
+                "{name} is not in env::VARIABLES"
+            );
+            get(name).filter(|v| !v.is_empty())
+        };
         let text = |name: &str| {
             get(name)
                 .and_then(|v| v.into_string().ok())
                 .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
         };
-        let flag = |name: &str| text(name).is_some_and(|v| !v.is_empty() && v != "0");
-        let number =
-            |name: &str, default: u64| text(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        let flag = |name: &str| text(name).is_some_and(|v| v != "0");
+        let number = |name: &str| -> u64 {
+            text(name)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| default_of(name).parse().unwrap_or(0))
+        };
+        let home = get("HOME").map(PathBuf::from);
         let db_path = get("SQZ_DB_PATH")
-            .filter(|p| !p.is_empty())
             .map(PathBuf::from)
-            .unwrap_or_else(|| default_db_path(get("HOME")));
+            .unwrap_or_else(|| default_db_path(home.as_deref()));
         Env {
             db_path,
-            ref_ttl_secs: number("SQZ_REF_TTL_SECS", 1800),
+            ref_ttl_secs: number("SQZ_REF_TTL_SECS"),
             no_dedup: flag("SQZ_NO_DEDUP"),
-            no_abbrev: flag("SQZ_NO_ABBREV"),
             quiet: flag("SQZ_QUIET"),
-            cmd_label: text("SQZ_CMD").filter(|v| !v.is_empty()),
-            max_db_mb: number("SQZ_MAX_DB_MB", 512).max(1),
-            retention_days: number("SQZ_RETENTION_DAYS", 30),
-            max_input_mb: number("SQZ_MAX_INPUT_MB", 32).max(1),
+            cmd_label: text("SQZ_CMD").unwrap_or_else(|| default_of("SQZ_CMD").to_string()),
+            max_db_mb: number("SQZ_MAX_DB_MB").max(1),
+            retention_days: number("SQZ_RETENTION_DAYS"),
+            max_input_mb: number("SQZ_MAX_INPUT_MB").max(1),
+            claude_config_dir: get("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+            home,
+            bash_max_output_length: number("BASH_MAX_OUTPUT_LENGTH") as usize,
+            path: get("PATH"),
         }
     }
 
@@ -94,19 +154,33 @@ impl Env {
             retention_ms: (self.retention_days as i64).saturating_mul(24 * 3600 * 1000),
         }
     }
+
+    /// How long a served output counts as still in the agent's context.
+    pub fn ttl_ms(&self) -> i64 {
+        (self.ref_ttl_secs as i64).saturating_mul(1000)
+    }
 }
 
-fn default_db_path(home: Option<OsString>) -> PathBuf {
-    match home.filter(|h| !h.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".sqz").join("sessions.db"),
+fn default_db_path(home: Option<&std::path::Path>) -> PathBuf {
+    match home {
+        Some(home) => home.join(".sqz").join("sessions.db"),
         None => std::env::temp_dir().join("sqz").join("sessions.db"),
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_come_from_the_table() {
+        let env = Env::from_lookup(|_| None);
+        assert_eq!(env.ref_ttl_secs, 1800);
+        assert_eq!(env.max_input_mb, 32);
+        assert_eq!(env.max_db_mb, 512);
+        assert_eq!(env.bash_max_output_length, 30_000);
+        assert_eq!(env.cmd_label, "stdin");
+        let env = Env::from_lookup(|n| (n == "SQZ_MAX_INPUT_MB").then(|| "4".into()));
+        assert_eq!(env.max_input_mb, 4);
+    }
 }

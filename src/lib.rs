@@ -2,9 +2,12 @@
 //! noise folds into counted markers, and the original is always one `sqz expand` away.
 
 pub mod cli;
+pub mod clock;
 pub mod cmd;
 pub mod engine;
 pub mod env;
+pub mod error;
+pub mod fault;
 pub mod fmt;
 pub mod hook;
 pub mod json;

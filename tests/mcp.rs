@@ -314,7 +314,7 @@ fn error_code(v: &sqz::json::Value) -> Option<i64> {
 #[test]
 fn raw_stdio_bad_lines_unknown_methods_panics_and_eof() {
     let s = Scratch::new("mcp-raw");
-    let mut session = Session::start(&["mcp"], &s.db(), &[("SQZ_MCP_TEST_PANIC", "1")]);
+    let mut session = Session::start(&["mcp"], &s.db(), &[]);
     session.send(b"this is not json\n");
     let v = parse(&session.next());
     assert_eq!(error_code(&v), Some(-32700));

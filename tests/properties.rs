@@ -413,7 +413,6 @@ fn mcp_server() -> &'static std::sync::Mutex<sqz::mcp::server::Server> {
         });
         let options = sqz::mcp::server::Options {
             allow: Vec::new(),
-            test_panic: false,
         };
         std::sync::Mutex::new(sqz::mcp::server::Server::new(&options, &env))
     })

@@ -4,7 +4,8 @@
 
 use crate::cli::Compress;
 use crate::engine::{self, trailer, Kind, Settings};
-use crate::env::{now_ms, Env};
+use crate::clock::now_ms;
+use crate::env::Env;
 use crate::store::{EntryWrite, Record, Store};
 use std::io::{Read, Write};
 
@@ -12,8 +13,7 @@ pub fn run(args: &Compress, env: &Env) -> i32 {
     let label = args
         .label
         .clone()
-        .or_else(|| env.cmd_label.clone())
-        .unwrap_or_else(|| "stdin".to_string());
+        .unwrap_or_else(|| env.cmd_label.clone());
     let ceiling = (env.max_input_mb as usize) << 20;
     let input = match &args.text {
         Some(text) => text.clone().into_bytes(),

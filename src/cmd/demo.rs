@@ -3,7 +3,8 @@
 //! and an expand that gives the original back byte for byte.
 
 use super::compress::serve;
-use crate::env::{now_ms, Env};
+use crate::clock::now_ms;
+use crate::env::Env;
 use crate::store::Store;
 
 const TEST_RUN: &[u8] = include_bytes!("../../fixtures/cargo-test-failing/input.txt");

@@ -319,7 +319,7 @@ fn last_compression(env: &crate::env::Env) -> Option<i64> {
 }
 
 fn ago(at_ms: i64) -> String {
-    let secs = (crate::env::now_ms() - at_ms).max(0) / 1000;
+    let secs = (crate::clock::now_ms() - at_ms).max(0) / 1000;
     match secs {
         s if s < 120 => format!("{s} s ago"),
         s if s < 7200 => format!("{} min ago", s / 60),

@@ -80,7 +80,7 @@ pub fn lookup(store: &mut Store, input: &str) -> Result<(String, Vec<u8>), Misse
             }
         },
     };
-    let _ = store.record_event(crate::env::now_ms(), input.trim(), "expand", Some(&hash));
+    let _ = store.record_event(crate::clock::now_ms(), input.trim(), "expand", Some(&hash));
     Ok((hash, bytes))
 }
 

@@ -57,7 +57,6 @@ pub fn run(command: Command, env: &Env) -> i32 {
             }
             let options = crate::mcp::server::Options {
                 allow: args.allow,
-                test_panic: std::env::var_os("SQZ_MCP_TEST_PANIC").is_some_and(|v| v == "1"),
             };
             if args.http {
                 crate::mcp::http::serve(&options, env, args.port)

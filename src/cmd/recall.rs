@@ -38,7 +38,7 @@ pub fn run(query: &str, env: &Env) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    match listing(&store, query, 10, crate::env::now_ms()) {
+    match listing(&store, query, 10, crate::clock::now_ms()) {
         Ok((text, hits)) => {
             write_stdout(text.as_bytes());
             i32::from(hits == 0)

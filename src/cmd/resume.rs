@@ -2,7 +2,8 @@
 //! to what sqz served recently, counted from the store and never invented: each entry's label,
 //! a few of its key lines, and the `sqz expand` command that brings it back.
 
-use crate::env::{now_ms, Env};
+use crate::clock::now_ms;
+use crate::env::Env;
 use crate::store::{RecentEntry, Store};
 use std::io::{IsTerminal, Read};
 

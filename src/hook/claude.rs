@@ -5,7 +5,8 @@
 
 use super::rewrite::{decide, Decision, ALLOW_RULES};
 use crate::engine::Kind;
-use crate::env::{now_ms, Env};
+use crate::clock::now_ms;
+use crate::env::Env;
 use crate::json::{self, Value};
 use crate::store::Store;
 use std::io::Read;

@@ -8,7 +8,8 @@ pub mod gemini;
 pub mod opencode;
 pub mod rewrite;
 
-use crate::env::{now_ms, Env};
+use crate::clock::now_ms;
+use crate::env::Env;
 use crate::store::Store;
 use std::io::Read;
 

@@ -161,7 +161,7 @@ fn serve_read(
     ) {
         return ReadServed::Unstored;
     }
-    let now = crate::env::now_ms();
+    let now = crate::clock::now_ms();
     let hash = text::hash16(selection.as_bytes());
     let tokens_in = tokens::count(body);
     let path_key = real.to_string_lossy().into_owned();

@@ -349,7 +349,7 @@ impl Proxy {
                 self.ctx.store.as_mut(),
                 no_cache,
                 &self.ctx.env,
-                crate::env::now_ms(),
+                crate::clock::now_ms(),
             );
             if served.stdout != text.as_bytes() {
                 if let Ok(new_text) = String::from_utf8(served.stdout) {

@@ -172,7 +172,7 @@ fn compress(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         ctx.store.as_mut(),
         no_cache,
         &ctx.env,
-        crate::env::now_ms(),
+        crate::clock::now_ms(),
     );
     let body = String::from_utf8_lossy(&served.stdout).into_owned();
     Ok(ToolOutput::text(match served.header {
@@ -219,7 +219,7 @@ fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         .store
         .as_ref()
         .ok_or("the store is not available, so there is nothing to search")?;
-    let (hits, count) = crate::cmd::recall::listing(store, &query, limit, crate::env::now_ms())?;
+    let (hits, count) = crate::cmd::recall::listing(store, &query, limit, crate::clock::now_ms())?;
     Ok(ToolOutput::text(format!(
         "[sqz_recall query={query:?} hits={count}]\n{hits}"
     )))
@@ -231,7 +231,7 @@ pub fn serve_whole(ctx: &mut Context, label: &str, body: &str) -> String {
     let Some(store) = ctx.store.as_mut().filter(|_| !ctx.env.no_dedup) else {
         return body.to_string();
     };
-    let now = crate::env::now_ms();
+    let now = crate::clock::now_ms();
     let hash = text::hash16(body.as_bytes());
     let tokens_in = tokens::count(body);
     if !matches!(
