@@ -366,7 +366,10 @@ pub fn help(topic: Option<&str>) -> Option<String> {
     }
     out.push_str("  sqz --version\n      Print the version.\n\nEnvironment:\n");
     for v in crate::env::VARIABLES {
-        out.push_str(&format!("  {:<24}{} (default {})\n", v.name, v.meaning, v.default));
+        out.push_str(&format!(
+            "  {:<24}{} (default {})\n",
+            v.name, v.meaning, v.default
+        ));
     }
     out.push_str("\nRun `sqz help COMMAND` for one command's flags.\n");
     Some(out)

@@ -63,7 +63,8 @@ pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "CLAUDE_CONFIG_DIR",
         default: "~/.claude",
-        meaning: "Claude Code's user-level config directory (init, doctor, the hook's allow-rule check)",
+        meaning:
+            "Claude Code's user-level config directory (init, doctor, the hook's allow-rule check)",
     },
     Variable {
         name: "BASH_MAX_OUTPUT_LENGTH",

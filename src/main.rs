@@ -9,12 +9,15 @@ fn main() -> ExitCode {
         .next()
         .is_some_and(|a| std::path::Path::new(&a).file_name() == Some("sqz-mcp".as_ref()));
     let args = as_mcp.then(|| "mcp".into()).into_iter().chain(args);
-    let code = match sqz::cli::parse(args) {
-        Ok(command) => sqz::cmd::run(command, &sqz::env::Env::from_process()),
+    sqz::fault::install_hook();
+    let result = sqz::cli::parse(args)
+        .map_err(|e| sqz::error::Error::usage(e.to_string()))
+        .and_then(|command| sqz::cmd::run(command, &sqz::env::Env::from_process()));
+    match result {
+        Ok(status) => ExitCode::from(status),
         Err(e) => {
             eprintln!("sqz: {e}");
-            2
+            ExitCode::from(e.code)
         }
-    };
-    ExitCode::from(code as u8)
+    }
 }

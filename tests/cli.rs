@@ -484,8 +484,8 @@ fn help_lists_every_command_and_variable() {
     ] {
         assert!(help.contains(word), "{word}");
     }
-    for (name, _) in sqz::env::VARIABLES {
-        assert!(help.contains(name), "{name}");
+    for variable in sqz::env::VARIABLES {
+        assert!(help.contains(variable.name), "{}", variable.name);
     }
     let version = sqz(bin(), &scratch.db(), &["--version"], b"", &[]);
     assert!(version.stdout_text().starts_with("sqz "));

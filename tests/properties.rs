@@ -411,9 +411,7 @@ fn mcp_server() -> &'static std::sync::Mutex<sqz::mcp::server::Server> {
         let env = Env::from_lookup(|name| {
             (name == "SQZ_DB_PATH").then(|| db.join("sessions.db").into_os_string())
         });
-        let options = sqz::mcp::server::Options {
-            allow: Vec::new(),
-        };
+        let options = sqz::mcp::server::Options { allow: Vec::new() };
         std::sync::Mutex::new(sqz::mcp::server::Server::new(&options, &env))
     })
 }

@@ -3,17 +3,14 @@
 //! output and the original exit status, with at most one line of reason on stderr.
 
 use crate::cli::Compress;
-use crate::engine::{self, trailer, Kind, Settings};
 use crate::clock::now_ms;
+use crate::engine::{self, trailer, Kind, Settings};
 use crate::env::Env;
 use crate::store::{EntryWrite, Record, Store};
 use std::io::{Read, Write};
 
 pub fn run(args: &Compress, env: &Env) -> i32 {
-    let label = args
-        .label
-        .clone()
-        .unwrap_or_else(|| env.cmd_label.clone());
+    let label = args.label.clone().unwrap_or_else(|| env.cmd_label.clone());
     let ceiling = (env.max_input_mb as usize) << 20;
     let input = match &args.text {
         Some(text) => text.clone().into_bytes(),

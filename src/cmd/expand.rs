@@ -84,26 +84,19 @@ pub fn lookup(store: &mut Store, input: &str) -> Result<(String, Vec<u8>), Misse
     Ok((hash, bytes))
 }
 
-pub fn run(input: &str, env: &Env) -> i32 {
+pub fn run(input: &str, env: &Env) -> crate::error::Result<u8> {
+    use crate::error::Error;
     // A malformed reference is a usage error whether or not the store opens.
     if parse(&input.trim().replacen("delta:", "ref:", 1)).is_none() {
-        eprintln!("sqz: malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§");
-        return 2;
+        return Err(Error::usage(format!(
+            "malformed reference '{input}': expected HASH, HASH:La-b or §ref:HASH§"
+        )));
     }
-    let mut store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    match lookup(&mut store, input) {
-        Ok((_, bytes)) => {
-            write_stdout(&bytes);
-            0
-        }
-        Err(missed) => {
-            eprintln!("sqz: {}", missed.message);
-            missed.code
-        }
-    }
+    let mut store = open_store(env)?;
+    let (_, bytes) = lookup(&mut store, input)
+        .map_err(|missed| Error::new(missed.code as u8, missed.message))?;
+    write_stdout(&bytes);
+    Ok(0)
 }
 
 /// Lines `first..=last` (1-based) of `bytes`, each with its line break; `last` is clamped.

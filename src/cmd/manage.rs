@@ -2,52 +2,39 @@
 
 use super::{normalize_hash, open_store, write_stdout};
 use crate::env::Env;
+use crate::error::{Error, Result};
 use crate::store::{Resolved, Store};
 use std::io::Read;
 use std::path::Path;
 
-pub fn tokens(file: Option<&Path>) -> i32 {
+pub fn tokens(file: Option<&Path>) -> Result<u8> {
     let bytes = match file {
-        Some(path) => match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("sqz: cannot read {}: {e}", path.display());
-                return 1;
-            }
-        },
+        Some(path) => std::fs::read(path)
+            .map_err(|e| Error::failed(format!("cannot read {}: {e}", path.display())))?,
         None => {
             let mut buf = Vec::new();
-            if let Err(e) = std::io::stdin().lock().read_to_end(&mut buf) {
-                eprintln!("sqz: cannot read stdin: {e}");
-                return 1;
-            }
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::failed(format!("cannot read stdin: {e}")))?;
             buf
         }
     };
     write_stdout(format!("{}\n", crate::tokens::count_bytes(&bytes)).as_bytes());
-    0
+    Ok(0)
 }
 
-/// Resolves a user-typed prefix to one stored hash, or the exit code to return.
-fn resolve_one(store: &crate::store::Store, input: &str) -> Result<String, i32> {
-    let Some(prefix) = normalize_hash(input) else {
-        eprintln!("sqz: malformed hash '{input}': expected hex digits");
-        return Err(2);
-    };
+/// Resolves a user-typed prefix to one stored hash.
+fn resolve_one(store: &crate::store::Store, input: &str) -> Result<String> {
+    let prefix = normalize_hash(input)
+        .ok_or_else(|| Error::usage(format!("malformed hash '{input}': expected hex digits")))?;
     match store.resolve(&prefix) {
         Ok(Resolved::One(hash)) => Ok(hash),
-        Ok(Resolved::None) => {
-            eprintln!("sqz: no stored entry matches '{prefix}'");
-            Err(1)
-        }
-        Ok(Resolved::Ambiguous(n)) => {
-            eprintln!("sqz: '{prefix}' matches {n} entries; use a longer prefix");
-            Err(2)
-        }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            Err(3)
-        }
+        Ok(Resolved::None) => Err(Error::failed(format!("no stored entry matches '{prefix}'"))),
+        Ok(Resolved::Ambiguous(n)) => Err(Error::usage(format!(
+            "'{prefix}' matches {n} entries; use a longer prefix"
+        ))),
+        Err(e) => Err(Error::store(e.to_string())),
     }
 }
 
@@ -56,28 +43,15 @@ fn on_entry(
     input: &str,
     env: &Env,
     act: impl FnOnce(&mut Store, &str) -> crate::store::Result<String>,
-) -> i32 {
-    let mut store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let hash = match resolve_one(&store, input) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
-    match act(&mut store, &hash) {
-        Ok(message) => {
-            eprintln!("{message}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            3
-        }
-    }
+) -> Result<u8> {
+    let mut store = open_store(env)?;
+    let hash = resolve_one(&store, input)?;
+    let message = act(&mut store, &hash).map_err(|e| Error::store(e.to_string()))?;
+    eprintln!("{message}");
+    Ok(0)
 }
 
-pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
+pub fn pin(input: &str, pinned: bool, env: &Env) -> Result<u8> {
     on_entry(input, env, |store, hash| {
         store.set_pinned(hash, pinned)?;
         Ok(format!(
@@ -87,27 +61,17 @@ pub fn pin(input: &str, pinned: bool, env: &Env) -> i32 {
     })
 }
 
-pub fn forget(input: &str, env: &Env) -> i32 {
+pub fn forget(input: &str, env: &Env) -> Result<u8> {
     on_entry(input, env, |store, hash| {
         store.forget(hash)?;
         Ok(format!("[sqz] forgot {hash}"))
     })
 }
 
-pub fn reset(all: bool, env: &Env) -> i32 {
-    let mut store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    match store.reset(all) {
-        Ok(n) => {
-            let what = if all { " and all history" } else { "" };
-            write_stdout(format!("[sqz] cleared {n} stored entries{what}\n").as_bytes());
-            0
-        }
-        Err(e) => {
-            eprintln!("sqz: {e}");
-            3
-        }
-    }
+pub fn reset(all: bool, env: &Env) -> Result<u8> {
+    let mut store = open_store(env)?;
+    let n = store.reset(all).map_err(|e| Error::store(e.to_string()))?;
+    let what = if all { " and all history" } else { "" };
+    write_stdout(format!("[sqz] cleared {n} stored entries{what}\n").as_bytes());
+    Ok(0)
 }

@@ -12,19 +12,24 @@ mod resume;
 
 use crate::cli::Command;
 use crate::env::Env;
+use crate::error::{Error, Result};
 use crate::store::Store;
 use std::io::Write;
 
-pub fn run(command: Command, env: &Env) -> i32 {
+/// Runs one command: `Ok` with its exit status when it did its job (a status of 1 can still
+/// mean "nothing found"), `Err` when it could not; `main` prints the error once.
+pub fn run(command: Command, env: &Env) -> Result<u8> {
+    // Commands not yet returning `Result` hand back a bare status.
+    let done = |status: i32| Ok(status as u8);
     match command {
-        Command::Compress(args) => compress::run(&args, env),
+        Command::Compress(args) => done(compress::run(&args, env)),
         Command::Expand { reference } => expand::run(&reference, env),
         Command::Tokens { file } => manage::tokens(file.as_deref()),
         Command::Pin { hash, pinned } => manage::pin(&hash, pinned, env),
         Command::Forget { hash } => manage::forget(&hash, env),
         Command::Reset { all } => manage::reset(all, env),
-        Command::Demo => demo::run(),
-        Command::Hook { client } => match client.as_str() {
+        Command::Demo => done(demo::run()),
+        Command::Hook { client } => done(match client.as_str() {
             "precompact" => crate::hook::precompact(env),
             "claude" => crate::hook::claude::pre(env),
             "claude-post" => crate::hook::claude::post(env),
@@ -36,51 +41,45 @@ pub fn run(command: Command, env: &Env) -> i32 {
                 write_stdout(b"{}\n");
                 0
             }
-        },
-        Command::Resume => resume::run(env),
+        }),
+        Command::Resume => done(resume::run(env)),
         Command::Recall { query } => recall::run(&query, env),
-        Command::PrintOpencodePlugin => crate::hook::opencode::print_plugin(),
-        Command::Init(setup) => init::init(&setup),
-        Command::Uninstall(setup) => init::uninstall(&setup),
-        Command::Doctor { global, fix } => doctor::run(global, fix, env),
+        Command::PrintOpencodePlugin => done(crate::hook::opencode::print_plugin()),
+        Command::Init(setup) => done(init::init(&setup)),
+        Command::Uninstall(setup) => done(init::uninstall(&setup)),
+        Command::Doctor { global, fix } => done(doctor::run(global, fix, env)),
         Command::Mcp(args) => {
             if let Some(missing) = args
                 .allow
                 .iter()
                 .find(|p| std::fs::canonicalize(p).is_err())
             {
-                eprintln!(
-                    "sqz: --allow {}: no such file or directory",
+                return Err(Error::usage(format!(
+                    "--allow {}: no such file or directory",
                     missing.display()
-                );
-                return 2;
+                )));
             }
-            let options = crate::mcp::server::Options {
-                allow: args.allow,
-            };
-            if args.http {
+            let options = crate::mcp::server::Options { allow: args.allow };
+            done(if args.http {
                 crate::mcp::http::serve(&options, env, args.port)
             } else {
                 crate::mcp::server::serve_stdio(&options, env)
-            }
+            })
         }
-        Command::McpProxy(options) => crate::mcp::proxy::run(options, env),
-        Command::Help { topic } => match crate::cli::help(topic.as_deref()) {
-            Some(text) => {
-                write_stdout(text.as_bytes());
-                0
-            }
-            None => {
-                eprintln!(
-                    "sqz: no help for '{}' (see sqz help)",
+        Command::McpProxy(options) => done(crate::mcp::proxy::run(options, env)),
+        Command::Help { topic } => {
+            let text = crate::cli::help(topic.as_deref()).ok_or_else(|| {
+                Error::usage(format!(
+                    "no help for '{}' (see sqz help)",
                     topic.unwrap_or_default()
-                );
-                2
-            }
-        },
+                ))
+            })?;
+            write_stdout(text.as_bytes());
+            Ok(0)
+        }
         Command::Version => {
             write_stdout(format!("sqz {}\n", env!("CARGO_PKG_VERSION")).as_bytes());
-            0
+            Ok(0)
         }
     }
 }
@@ -93,7 +92,7 @@ pub fn write_stdout(bytes: &[u8]) {
 
 /// Opens the store for a command, printing the one-line reason on failure (the MCP server
 /// and proxy then serve without references).
-pub(crate) fn open_store(env: &Env) -> Result<Store, i32> {
+pub(crate) fn open_store(env: &Env) -> Result<Store> {
     match Store::open(&env.db_path) {
         Ok((store, notice)) => {
             if let Some(notice) = notice {
@@ -101,10 +100,9 @@ pub(crate) fn open_store(env: &Env) -> Result<Store, i32> {
             }
             Ok(store)
         }
-        Err(e) => {
-            eprintln!("sqz: cannot open {e} (set SQZ_DB_PATH to use another)");
-            Err(3)
-        }
+        Err(e) => Err(crate::error::Error::store(format!(
+            "cannot open {e} (set SQZ_DB_PATH to use another)"
+        ))),
     }
 }
 

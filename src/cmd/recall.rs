@@ -33,19 +33,10 @@ pub fn listing(
     Ok((out, hits.len()))
 }
 
-pub fn run(query: &str, env: &Env) -> i32 {
-    let store = match open_store(env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    match listing(&store, query, 10, crate::clock::now_ms()) {
-        Ok((text, hits)) => {
-            write_stdout(text.as_bytes());
-            i32::from(hits == 0)
-        }
-        Err(e) => {
-            eprintln!("sqz: recall: {e}");
-            2
-        }
-    }
+pub fn run(query: &str, env: &Env) -> crate::error::Result<u8> {
+    let store = open_store(env)?;
+    let (text, hits) = listing(&store, query, 10, crate::clock::now_ms())
+        .map_err(|e| crate::error::Error::usage(format!("recall: {e}")))?;
+    write_stdout(text.as_bytes());
+    Ok(u8::from(hits == 0))
 }

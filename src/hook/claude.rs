@@ -4,8 +4,8 @@
 //! doubt, never decide permissions, and always exit 0.
 
 use super::rewrite::{decide, Decision, ALLOW_RULES};
-use crate::engine::Kind;
 use crate::clock::now_ms;
+use crate::engine::Kind;
 use crate::env::Env;
 use crate::json::{self, Value};
 use crate::store::Store;

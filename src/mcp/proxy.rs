@@ -78,7 +78,9 @@ pub fn run(options: ProxyOptions, env: &Env) -> i32 {
     let store = if options.no_cache || env.no_dedup {
         None
     } else {
-        crate::cmd::open_store(env).ok()
+        crate::cmd::open_store(env)
+            .map_err(|e| eprintln!("sqz: {e}"))
+            .ok()
     };
     let (events_tx, events) = mpsc::channel();
     let upstream_out = child.stdout.take().expect("stdout is piped");

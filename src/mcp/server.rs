@@ -48,7 +48,9 @@ pub struct Server {
 impl Server {
     pub fn new(options: &Options, env: &Env) -> Server {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let store = crate::cmd::open_store(env).ok();
+        let store = crate::cmd::open_store(env)
+            .map_err(|e| eprintln!("sqz: {e}"))
+            .ok();
         Server {
             ctx: Context {
                 store,
