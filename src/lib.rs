@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod clock;
 pub mod cmd;
+pub mod doc;
 pub mod engine;
 pub mod env;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod fmt;
 pub mod hook;
 pub mod json;
 pub mod mcp;
+pub mod serve;
 pub mod store;
 pub mod text;
 pub mod tokens;

@@ -710,7 +710,7 @@ fn formatters_keep_unknown_lines_and_facts_of_cut_or_interleaved_output() {
                 out.contains(unknown),
                 "{name}: the unknown line was dropped"
             );
-            for line in input.lines().filter(|l| sqz::engine::facts::is_fact(l)) {
+            for line in input.lines().filter(|l| sqz::doc::facts::is_fact(l)) {
                 assert!(out.contains(line), "{name}: fact line dropped: {line}");
             }
         }

@@ -2,9 +2,9 @@
 //! the same input and store give the same bytes, trailers and UTF-8 cuts behave.
 
 use quickcheck::{Arbitrary, Gen, QuickCheck};
-use sqz::cmd::compress::serve;
 use sqz::engine::trailer;
 use sqz::env::Env;
+use sqz::serve::compress as serve;
 use sqz::store::Store;
 use sqz::text::{cut_at_char, hash16};
 

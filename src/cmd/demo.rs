@@ -2,9 +2,9 @@
 //! cargo test run compressed, its repeat as a reference, a line slice of an earlier file read,
 //! and an expand that gives the original back byte for byte.
 
-use super::compress::serve;
 use crate::clock::now_ms;
 use crate::env::Env;
+use crate::serve::compress as serve;
 use crate::store::Store;
 
 const TEST_RUN: &[u8] = include_bytes!("../../fixtures/cargo-test-failing/input.txt");
@@ -63,7 +63,7 @@ fn walk_through(store: &mut Store, env: &Env) {
         "  cat src/lib.rs: {} lines sent whole (source code is never changed)",
         crate::text::line_count(&read.stdout)
     );
-    let slice = super::expand::line_range(SOURCE_FILE, 41, 80).unwrap_or(SOURCE_FILE);
+    let slice = crate::serve::expand::line_range(SOURCE_FILE, 41, 80).unwrap_or(SOURCE_FILE);
     let ranged = serve(
         "sed -n '41,80p' src/lib.rs",
         slice,

@@ -1,6 +1,7 @@
 //! Small store commands: tokens, pin/unpin, forget, reset.
 
-use super::{normalize_hash, open_store, write_stdout};
+use super::{open_store, write_stdout};
+use crate::doc::reference::normalize_hash;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::store::{Resolved, Store};

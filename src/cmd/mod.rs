@@ -1,13 +1,14 @@
 //! The command layer: one file per subcommand. Only this layer (and `main`) touches stdin,
 //! stdout, stderr, the environment and the clock.
 
-pub mod compress;
+mod compress;
 mod demo;
 mod doctor;
-pub mod expand;
+mod expand;
+mod hook;
 mod init;
 mod manage;
-pub mod recall;
+mod recall;
 mod resume;
 
 use crate::cli::Command;
@@ -22,29 +23,26 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
     // Commands not yet returning `Result` hand back a bare status.
     let done = |status: i32| Ok(status as u8);
     match command {
-        Command::Compress(args) => done(compress::run(&args, env)),
+        Command::Compress(args) => compress::run(&args, env),
         Command::Expand { reference } => expand::run(&reference, env),
         Command::Tokens { file } => manage::tokens(file.as_deref()),
         Command::Pin { hash, pinned } => manage::pin(&hash, pinned, env),
         Command::Forget { hash } => manage::forget(&hash, env),
         Command::Reset { all } => manage::reset(all, env),
         Command::Demo => done(demo::run()),
-        Command::Hook { client } => done(match client.as_str() {
-            "precompact" => crate::hook::precompact(env),
-            "claude" => crate::hook::claude::pre(env),
-            "claude-post" => crate::hook::claude::post(env),
-            "gemini" => crate::hook::gemini::run(env),
-            "copilot" => crate::hook::copilot::run(env),
-            "opencode" => crate::hook::opencode::run(env),
-            other => {
-                eprintln!("sqz: unknown hook client '{other}' (supported: claude, claude-post, precompact, gemini, copilot, opencode)");
-                write_stdout(b"{}\n");
-                0
-            }
-        }),
+        Command::Hook { client } => hook::run(&client, env),
         Command::Resume => done(resume::run(env)),
         Command::Recall { query } => recall::run(&query, env),
-        Command::PrintOpencodePlugin => done(crate::hook::opencode::print_plugin()),
+        Command::PrintOpencodePlugin => {
+            // The plugin calls this very binary, or `sqz` on PATH when its path is unknown.
+            let exe = std::env::current_exe().ok();
+            let path = exe
+                .as_deref()
+                .and_then(std::path::Path::to_str)
+                .unwrap_or("sqz");
+            write_stdout(crate::hook::opencode::plugin(path).as_bytes());
+            Ok(0)
+        }
         Command::Init(setup) => done(init::init(&setup)),
         Command::Uninstall(setup) => done(init::uninstall(&setup)),
         Command::Doctor { global, fix } => done(doctor::run(global, fix, env)),
@@ -90,26 +88,11 @@ pub fn write_stdout(bytes: &[u8]) {
     let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
-/// Opens the store for a command, printing the one-line reason on failure (the MCP server
-/// and proxy then serve without references).
-pub(crate) fn open_store(env: &Env) -> Result<Store> {
-    match Store::open(&env.db_path) {
-        Ok((store, notice)) => {
-            if let Some(notice) = notice {
-                eprintln!("{notice}");
-            }
-            Ok(store)
-        }
-        Err(e) => Err(crate::error::Error::store(format!(
-            "cannot open {e} (set SQZ_DB_PATH to use another)"
-        ))),
+/// Opens the store for a command that cannot work without it.
+fn open_store(env: &Env) -> Result<Store> {
+    let (store, notice) = crate::serve::open_store(env)?;
+    if let Some(notice) = notice {
+        eprintln!("{notice}");
     }
-}
-
-/// A hash prefix as typed by a user: `§ref:…§`, `ref:…` and surrounding space allowed.
-fn normalize_hash(input: &str) -> Option<String> {
-    let t = input.trim().trim_start_matches('§').trim_end_matches('§');
-    let t = t.strip_prefix("ref:").unwrap_or(t);
-    let t = t.to_ascii_lowercase();
-    (!t.is_empty() && t.len() <= 64 && t.bytes().all(|b| b.is_ascii_hexdigit())).then_some(t)
+    Ok(store)
 }

@@ -4,6 +4,7 @@
 
 use crate::clock::now_ms;
 use crate::env::Env;
+use crate::serve::recall::age;
 use crate::store::{RecentEntry, Store};
 use std::io::{IsTerminal, Read};
 
@@ -75,23 +76,13 @@ pub fn guide(entries: &[RecentEntry], now: i64) -> String {
 fn key_lines(served: &str) -> Vec<&str> {
     served
         .lines()
-        .filter(|line| crate::engine::facts::is_fact(line))
+        .filter(|line| crate::doc::facts::is_fact(line))
         .map(|line| crate::text::cut_at_char(line.trim(), LINE_BYTES))
         .take(KEY_LINES)
         .collect()
 }
 
 /// How long ago, in the largest whole unit: `42s`, `5m`, `3h`, `2d`.
-pub(super) fn age(ms: i64) -> String {
-    let secs = ms.max(0) / 1000;
-    match secs {
-        0..=59 => format!("{secs}s"),
-        60..=3599 => format!("{}m", secs / 60),
-        3600..=86399 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86400),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

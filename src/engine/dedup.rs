@@ -1,25 +1,93 @@
 //! Dedup probes (SPEC §5): an exact repeat of fresh content becomes `§ref:HASH§`; a line range
 //! of a fresh earlier read becomes `§ref:HASH:La-b§`. A reference is only ever sent when the
-//! entry is fresh (served within the TTL, after the compaction marker, or pinned).
+//! entry is fresh (served within the TTL, after the compaction marker, or pinned). Every front
+//! end (the shell hook, the MCP tools, the proxy) goes through `Freshness`, `probe` and
+//! `stand_in_pays`; the tokens themselves are written in `doc::reference`.
 
-use crate::store::{EntryState, SliceCandidate};
+use crate::doc::reference::REF_TOKEN_COST;
+use crate::store::{EntryState, SliceCandidate, Store};
 
 /// Slices smaller than this are sent whole.
 pub const SLICE_MIN_BYTES: usize = 160;
 pub const SLICE_MIN_LINES: usize = 2;
+/// Earlier outputs larger than this are not searched for a slice: the probe reads each
+/// candidate whole, so this bounds a call's memory.
+pub const SLICE_CANDIDATE_MAX_BYTES: usize = 4 << 20;
 
-/// Whether the agent plausibly still has an entry in context.
-pub fn is_fresh(state: EntryState, compaction_marker: i64, now: i64, ttl_ms: i64) -> bool {
-    state.pinned
-        || (ttl_ms > 0 && state.last_served > compaction_marker && now - state.last_served < ttl_ms)
+/// The one freshness rule: an entry may be referenced only while the agent plausibly still
+/// holds it, that is when it is pinned, or was last served within the TTL and after the latest
+/// compaction marker. The store's candidate queries use `oldest()`, the same rule as a bound.
+#[derive(Clone, Copy, Debug)]
+pub struct Freshness {
+    marker: i64,
+    now: i64,
+    ttl_ms: i64,
 }
 
-pub fn ref_token(hash: &str) -> String {
-    format!("§ref:{hash}§")
+impl Freshness {
+    /// `None` when references are off (a TTL of 0) or the store cannot say: then everything is
+    /// sent in full.
+    pub fn read(store: &Store, now: i64, ttl_ms: i64) -> Option<Freshness> {
+        if ttl_ms <= 0 {
+            return None;
+        }
+        Some(Freshness {
+            marker: store.compaction_marker().ok()?,
+            now,
+            ttl_ms,
+        })
+    }
+
+    /// Whether the agent plausibly still holds this entry.
+    pub fn admits(&self, state: EntryState) -> bool {
+        state.pinned
+            || (state.last_served > self.marker && self.now - state.last_served < self.ttl_ms)
+    }
+
+    /// The oldest `last_served` still fresh (pinned entries aside).
+    pub fn oldest(&self) -> i64 {
+        self.marker.max(self.now - self.ttl_ms)
+    }
 }
 
-pub fn slice_token(hash: &str, first: usize, last: usize) -> String {
-    format!("§ref:{hash}:L{first}-{last}§")
+/// The one cost rule for anything sent instead of content (a reference, a slice reference, a
+/// delta): content of `REF_TOKEN_COST` tokens or fewer always goes out whole, and a stand-in
+/// goes out only when it and its note cost fewer tokens than the content.
+pub fn stand_in_pays(content_tokens: usize, stand_in_tokens: usize) -> bool {
+    content_tokens > REF_TOKEN_COST && stand_in_tokens < content_tokens
+}
+
+/// What the probe found the agent already holds.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// The same bytes, fresh.
+    Repeat,
+    /// Whole lines of a fresh earlier output.
+    Slice(SliceRef),
+}
+
+/// The one probe for repeats: an exact repeat of a fresh entry first; when `slices` allows it,
+/// then whole lines of a fresh earlier output (those of `path_key` first). A stale exact entry
+/// means no reference at all. Store errors only mean no reference.
+pub fn probe(
+    store: &Store,
+    fresh: &Freshness,
+    hash: &str,
+    input: &[u8],
+    agent_text: &str,
+    path_key: Option<&str>,
+    slices: bool,
+) -> Option<Hit> {
+    if let Ok(Some(state)) = store.lookup(hash) {
+        return fresh.admits(state).then_some(Hit::Repeat);
+    }
+    if !slices {
+        return None;
+    }
+    let candidates = store
+        .slice_candidates(path_key, input.len(), SLICE_CANDIDATE_MAX_BYTES)
+        .ok()?;
+    find_slice(input, agent_text, &candidates, |s| fresh.admits(s)).map(Hit::Slice)
 }
 
 /// A found slice: the entry's hash and the 1-based inclusive line range.
@@ -70,15 +138,9 @@ pub fn find_slice(
 
 /// The file a `cat FILE`-like label read, used to find slice candidates quickly.
 pub fn path_key(label: &str) -> Option<String> {
-    if !super::route::label_reads_file(label) {
-        return None;
-    }
-    label
-        .split_ascii_whitespace()
-        .skip(1)
-        .filter(|w| !w.starts_with('-') && w.contains('.'))
-        .last()
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_string())
+    crate::doc::label::Label::parse(label)
+        .file_read()
+        .map(str::to_string)
 }
 
 #[cfg(test)]

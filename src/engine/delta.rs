@@ -6,12 +6,14 @@ use std::collections::HashMap;
 
 /// Edits beyond this many lines are not a small change: the text is sent whole.
 const MAX_EDIT_LINES: usize = 200;
+/// SimHash bits within which another fresh read is tried as a delta base.
+pub const NEAR_DISTANCE: u32 = 12;
+/// Bases tried for one delta: the smallest delta of these is sent.
+pub const MAX_BASES: usize = 4;
 /// Said after a shown line that has no line break, as unified diffs do.
 pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 
-pub fn delta_token(base_hash: &str) -> String {
-    format!("§delta:{base_hash}§")
-}
+use crate::doc::reference::{delta_token, is_delta_head, opens_delta};
 
 fn skip_line(n: usize) -> String {
     format!(" @@ skip {n} unchanged lines @@")
@@ -156,7 +158,7 @@ pub fn encode(base_hash: &str, base: &str, new: &str) -> Option<String> {
 }
 
 fn looks_like_syntax(line: &str) -> bool {
-    line == NO_NEWLINE || line.starts_with("@@ skip ") || line.starts_with("§delta:")
+    line == NO_NEWLINE || line.starts_with("@@ skip ") || opens_delta(line)
 }
 
 /// Applies a delta (with its `§delta:…§` first line) to `base`. Errors name the first line that
@@ -164,7 +166,7 @@ fn looks_like_syntax(line: &str) -> bool {
 pub fn apply(base: &str, delta: &str) -> Result<String, String> {
     let mut lines = delta.split('\n');
     let head = lines.next().unwrap_or("");
-    if !(head.starts_with("§delta:") && head.ends_with('§')) {
+    if !is_delta_head(head) {
         return Err("the first line is not §delta:HASH§".into());
     }
     let body: Vec<&str> = lines.collect();

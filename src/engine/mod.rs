@@ -6,52 +6,20 @@
 pub mod ansi;
 pub mod dedup;
 pub mod delta;
-pub mod doc;
-pub mod facts;
 pub mod gate;
 pub mod pipeline;
 pub mod route;
 pub mod trailer;
 
+use crate::doc::{self, facts, reference, Doc};
 use crate::store::Store;
 use crate::{fmt, json, text, tokens};
-use doc::Doc;
 use route::{Risk, Route};
 
 /// The passthrough reason for empty input, which the hook path keeps silent.
 pub const EMPTY_INPUT: &str = "empty input";
 
-/// Content of this many tokens or fewer is always sent in full (a reference costs about 13).
-pub const REF_TOKEN_COST: usize = 13;
-
-/// How one call was served; also the `kind` of its event row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Stored and sent whole: nothing worth folding, or source code.
-    Fresh,
-    Formatter,
-    Generic,
-    Ref,
-    Slice,
-    /// Not stored: binary, invalid UTF-8, oversized, empty, or no store available.
-    Passthrough,
-    /// Untouchable content (stack trace, PEM, credential, SQL DDL): byte for byte, never stored.
-    Safe,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Fresh => "fresh",
-            Kind::Formatter => "formatter",
-            Kind::Generic => "generic",
-            Kind::Ref => "ref",
-            Kind::Slice => "slice",
-            Kind::Passthrough => "passthrough",
-            Kind::Safe => "safe",
-        }
-    }
-}
+pub use crate::store::EventKind as Kind;
 
 /// Settings of one call, read from flags and the environment by the command layer.
 #[derive(Clone, Copy, Debug)]
@@ -215,50 +183,41 @@ fn probe_refs(
     settings: Settings,
     path_key: Option<&str>,
 ) -> Option<Outcome> {
-    if tokens_in <= REF_TOKEN_COST {
+    if !dedup::stand_in_pays(tokens_in, 0) {
         return None;
     }
-    let marker = store.compaction_marker().ok()?;
-    let fresh = |state| dedup::is_fresh(state, marker, settings.now, settings.ttl_ms);
-    let reference = |token: String, note: String, kind: Kind, target: &str| {
-        let cost = tokens::count(&token) + tokens::count(&note);
-        (cost < tokens_in).then(|| Outcome {
-            stdout: format!("{token}\n").into_bytes(),
-            header: Some(note),
-            kind,
-            hash: hash.to_string(),
-            tokens_in,
-            tokens_out: cost,
-            store_entry: false,
-            touch: Some(target.to_string()),
-            path_key: None,
-            reason: None,
-        })
-    };
-    if let Ok(Some(state)) = store.lookup(hash) {
-        if fresh(state) {
-            return reference(
-                dedup::ref_token(hash),
+    let fresh = dedup::Freshness::read(store, settings.now, settings.ttl_ms)?;
+    let (token, note, kind, target) =
+        match dedup::probe(store, &fresh, hash, input, agent_text, path_key, true)? {
+            dedup::Hit::Repeat => (
+                reference::ref_token(hash),
                 "[sqz] same output as before".to_string(),
                 Kind::Ref,
-                hash,
-            );
-        }
-        return None;
-    }
-    let candidates = store
-        .slice_candidates(path_key, input.len(), 4 << 20)
-        .ok()?;
-    let slice = dedup::find_slice(input, agent_text, &candidates, fresh)?;
-    reference(
-        dedup::slice_token(&slice.hash, slice.first, slice.last),
-        format!(
-            "[sqz] lines {}-{} of earlier output",
-            slice.first, slice.last
-        ),
-        Kind::Slice,
-        &slice.hash,
-    )
+                hash.to_string(),
+            ),
+            dedup::Hit::Slice(slice) => (
+                reference::slice_token(&slice.hash, slice.first, slice.last),
+                format!(
+                    "[sqz] lines {}-{} of earlier output",
+                    slice.first, slice.last
+                ),
+                Kind::Slice,
+                slice.hash,
+            ),
+        };
+    let cost = tokens::count(&token) + tokens::count(&note);
+    dedup::stand_in_pays(tokens_in, cost).then(|| Outcome {
+        stdout: format!("{token}\n").into_bytes(),
+        header: Some(note),
+        kind,
+        hash: hash.to_string(),
+        tokens_in,
+        tokens_out: cost,
+        store_entry: false,
+        touch: Some(target),
+        path_key: None,
+        reason: None,
+    })
 }
 
 enum Shaped {
@@ -301,12 +260,10 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     };
     let formatted = fmt::find(label).and_then(|f| {
         let pieces = doc::unfold((f.format)(&doc)?, |n| in_trace[n]);
-        let floor = |n: usize| {
-            if f.listing {
-                facts::reports_failure(doc.lines[n])
-            } else {
-                facts()[n]
-            }
+        // `Floor::Facts` reuses the fact lines computed once for the generic pipeline.
+        let floor = |n: usize| match f.floor {
+            facts::Floor::Facts => facts()[n],
+            other => other.keeps(doc.lines[n]),
         };
         doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
     });

@@ -4,7 +4,7 @@
 //! Table padding is left alone: rows are facts an agent matches verbatim, and cl100k spends
 //! one token on a run of spaces whatever its length.
 
-use super::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 use crate::tokens;
 
 /// Runs shorter than this stay as they are.
@@ -203,7 +203,7 @@ fn worth_folding(doc: &Doc, lines: &[usize], what: &str) -> bool {
         return false;
     }
     let hidden: usize = lines.iter().map(|&n| tokens::count(doc.lines[n]) + 1).sum();
-    let marker = super::doc::marker("0123456789abcdef", lines, what);
+    let marker = crate::doc::marker("0123456789abcdef", lines, what);
     hidden > tokens::count(&marker) + 2
 }
 
@@ -259,8 +259,8 @@ fn utf8_len(first: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
-    use crate::engine::facts::is_fact;
+    use crate::doc::facts::is_fact;
+    use crate::doc::render;
 
     fn facts_of(doc: &Doc) -> Vec<bool> {
         doc.lines.iter().map(|l| is_fact(l)).collect()

@@ -2,6 +2,8 @@
 //! unstorable (stack traces, PEM, credentials, SQL DDL), storable but only mentions such things,
 //! or ordinary. Also spots source code and diffs, whose lines are never dropped or changed.
 
+use crate::doc::label::Label;
+
 /// What the rest of the path may do with one output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -44,7 +46,7 @@ pub fn route(label: &str, text: &str) -> Route {
     // Guessing source code from the content is for output no formatter claims: a test log's
     // `[ 40%]` or an installer's `(73 kB)` line endings read like code.
     let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text);
-    if label_reads_file(label) || is_diff(text) || guess_source() {
+    if Label::parse(label).reads_file() || is_diff(text) || guess_source() {
         return Route::Verbatim;
     }
     Route::Normal
@@ -364,20 +366,6 @@ fn inline_secret(line: &str) -> bool {
         }
     }
     false
-}
-
-/// `cat FILE`, `head FILE`, `bat FILE` … reading a file the agent may edit next.
-pub fn label_reads_file(label: &str) -> bool {
-    let mut words = label.split_ascii_whitespace();
-    let Some(program) = words.next() else {
-        return false;
-    };
-    let program = program.rsplit('/').next().unwrap_or(program);
-    matches!(
-        program,
-        "cat" | "head" | "tail" | "bat" | "batcat" | "less" | "more" | "nl" | "sed" | "awk"
-    ) && words.any(|w| !w.starts_with('-') && w.contains('.'))
-        && !label.contains('|')
 }
 
 pub fn is_diff(text: &str) -> bool {

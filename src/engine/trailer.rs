@@ -1,6 +1,13 @@
 //! The exit-status trailer `\n__SQZ_EXIT_<code>__\n` that the hook's rewritten command appends.
 //! It is stripped only when it is the very last line; anywhere else it is data and stays.
 
+/// The shell command that prints the trailer after a command's output: the hook's rewrite
+/// appends it, and `strip` reads what it prints.
+pub const PRINTF: &str = "printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"";
+
+/// The allow rule a client needs for `PRINTF` (Claude Code's permission syntax).
+pub const ALLOW_RULE: &str = "Bash(printf '\\n__SQZ_EXIT_%d__\\n' \"$?\")";
+
 /// Splits `input` into the command's output and the exit code carried by a final trailer line.
 /// Without a valid trailer the input comes back whole and the code is `None`.
 pub fn strip(input: &[u8]) -> (&[u8], Option<i32>) {
@@ -39,7 +46,18 @@ pub const MAX_TRAILER_LEN: usize = "\r\n__SQZ_EXIT_2147483647__\r\n\r\n".len() +
 
 #[cfg(test)]
 mod tests {
-    use super::strip;
+    use super::{strip, ALLOW_RULE, PRINTF};
+
+    #[test]
+    fn what_the_shell_prints_is_stripped() {
+        assert_eq!(ALLOW_RULE, format!("Bash({PRINTF})"));
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("echo out; false; {PRINTF}"))
+            .output()
+            .expect("sh runs");
+        assert_eq!(strip(&out.stdout), (&b"out\n"[..], Some(1)));
+    }
 
     #[test]
     fn strips_final_marker_and_one_newline() {

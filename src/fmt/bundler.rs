@@ -6,7 +6,7 @@
 
 use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 
 /// The largest assets a vite build lists stay visible: they are what an agent checks.
 const LARGEST_KEPT: usize = 3;
@@ -128,7 +128,7 @@ fn has_size(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
     use crate::fmt::Label;
 
     const VITE: &str = "vite v7.3.8 building client environment for production...

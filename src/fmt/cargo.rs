@@ -6,8 +6,8 @@
 //! output without a cargo shape is refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     label.program == "cargo"
@@ -198,7 +198,7 @@ mod tests {
     fn run(label: &str, text: &str) -> String {
         let doc = Doc::new(label, text);
         let pieces = format(&doc).expect("recognised");
-        crate::fmt::render_checked(&doc, &pieces, false, "h")
+        crate::fmt::render_checked(&doc, &pieces, "h")
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! every `ERROR` and the whole of a failing step, and the image id and tag lines stay verbatim.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     if !matches!(label.program, "docker" | "podman" | "buildah") {
@@ -140,7 +140,7 @@ mod tests {
     fn run(text: &str) -> Option<String> {
         let doc = Doc::new("docker build .", text);
         let pieces = format(&doc)?;
-        Some(crate::fmt::render_checked(&doc, &pieces, false, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, "h"))
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! without the expected header, or a row that does not fit it, is kept or refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{Doc, Piece};
 
 /// A run folds only when it has at least this many rows.
 const MIN_RUN: usize = 8;
@@ -146,7 +146,7 @@ mod tests {
     fn rendered(label: &str, text: &str) -> String {
         let doc = Doc::new(label, text);
         let pieces = format(&doc).expect("formats");
-        crate::fmt::render_checked(&doc, &pieces, true, "abc")
+        crate::fmt::render_checked(&doc, &pieces, "abc")
     }
 
     #[test]

@@ -6,22 +6,10 @@
 //! output that is mostly something else is refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{Doc, Piece};
 use std::collections::BTreeMap;
 
-const BULK: [&str; 10] = [
-    "node_modules",
-    "target",
-    ".git",
-    ".venv",
-    "venv",
-    "__pycache__",
-    "vendor",
-    ".cache",
-    ".mypy_cache",
-    ".pytest_cache",
-];
 /// A bulk directory folds only when it has at least this many small entries.
 const MIN_FOLD: usize = 8;
 
@@ -78,7 +66,7 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         // Entries strictly inside a bulk directory; the directory's own line stays.
         if let Some(i) = parts[..parts.len() - 1]
             .iter()
-            .position(|p| BULK.contains(p))
+            .position(|p| super::bulk::is_bulk(p))
         {
             groups.entry(parts[..=i].join("/")).or_default().push(n);
         }
@@ -128,7 +116,7 @@ mod tests {
     fn rendered(text: &str) -> String {
         let doc = Doc::new("du -ah | sort -h", text);
         let pieces = format(&doc).expect("formats");
-        crate::fmt::render_checked(&doc, &pieces, true, "abc")
+        crate::fmt::render_checked(&doc, &pieces, "abc")
     }
 
     #[test]

@@ -4,25 +4,11 @@
 //! that are not paths (errors such as `find: …: Permission denied`) stay verbatim.
 
 use super::Label;
-use crate::engine::doc::{unfold, Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{unfold, Doc, Piece};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-const BULK: [&str; 12] = [
-    "node_modules",
-    "target",
-    ".git",
-    ".venv",
-    "venv",
-    "__pycache__",
-    "dist",
-    "build",
-    "vendor",
-    ".cache",
-    ".mypy_cache",
-    ".pytest_cache",
-];
 /// A bulk directory with more non-empty subdirectories than this folds as one block.
 const MAX_UNITS: usize = 12;
 /// A subtree this small stays visible: a summary and a marker would cost more.
@@ -176,7 +162,7 @@ fn bulk_root(path: &str) -> Option<&str> {
     let mut end = 0;
     for comp in path.split('/') {
         end += comp.len();
-        if BULK.contains(&comp) {
+        if super::bulk::is_bulk(comp) {
             return Some(&path[..end]);
         }
         end += 1;
@@ -225,7 +211,7 @@ fn split_units(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     const FIND: &str = include_str!("../../fixtures/find-project/input.txt");
     const TREE: &str = include_str!("../../fixtures/tree-project/input.txt");

@@ -6,7 +6,7 @@
 //! line stay verbatim. `-v`/`-vv` output (hashes, ahead/behind/gone) is left alone.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Fold a remote's mirrors only when there are at least this many.
@@ -99,7 +99,7 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     const MANY: &str = include_str!("../../fixtures/git-branch-a-many/input.txt");
 

@@ -4,8 +4,8 @@
 //! `N files changed` line always stays). `--oneline` is already compact and is left alone.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     label.program == "git" && matches!(label.subcommand(), Some("log" | "show" | "whatchanged"))
@@ -175,7 +175,7 @@ fn flush_stat(run: &mut Vec<usize>, pieces: &mut Vec<Piece>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     fn out(label: &str, text: &str) -> Option<String> {
         let doc = Doc::new(label, text);

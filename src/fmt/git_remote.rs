@@ -5,8 +5,8 @@
 
 use super::git_log::{is_stat_line, stat_pieces};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     label.program == "git"
@@ -114,7 +114,7 @@ fn is_git_transfer_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     fn out(label: &str, text: &str) -> Option<String> {
         let doc = Doc::new(label, text);

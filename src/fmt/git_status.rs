@@ -5,8 +5,8 @@
 //! never moves between staged, unstaged and untracked; unfamiliar output is refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     label.program == "git" && label.subcommand() == Some("status")
@@ -47,30 +47,6 @@ const UNTRACKED_HEADINGS: [&str; 6] = [
     "Archivos sin seguimiento:",
     "File non tracciati:",
     "Ficheiros desmonitorizados:",
-];
-
-/// Directories whose contents are generated or vendored: listed file by file they are noise.
-const BULK_DIRS: [&str; 20] = [
-    "node_modules",
-    "vendor",
-    "target",
-    "build",
-    "dist",
-    "out",
-    ".venv",
-    "venv",
-    "__pycache__",
-    "site-packages",
-    ".git",
-    ".tox",
-    ".gradle",
-    ".next",
-    ".nuxt",
-    "coverage",
-    ".cache",
-    ".mypy_cache",
-    ".pytest_cache",
-    "bower_components",
 ];
 
 /// Bulk runs shorter than this stay listed: a marker plus a summary would cost about as much.
@@ -194,7 +170,7 @@ fn bulk_dir(path: &str) -> Option<&str> {
         if next > path.len() {
             return None; // the last component is the file itself
         }
-        if BULK_DIRS.contains(&part) {
+        if super::bulk::is_bulk(part) {
             return Some(&path[..next]);
         }
         end = next;
@@ -213,7 +189,7 @@ fn is_hint(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     fn out(label: &str, text: &str) -> Option<String> {
         let doc = Doc::new(label, text);

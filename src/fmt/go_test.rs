@@ -4,8 +4,8 @@
 //! per-package `ok`/`FAIL`/`?` result line stay verbatim; a fact line is never folded.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     label.program == "go" && label.subcommand() == Some("test")
@@ -111,7 +111,7 @@ mod tests {
     fn run(text: &str) -> String {
         let doc = Doc::new("go test -v ./...", text);
         let pieces = format(&doc).expect("recognised");
-        crate::fmt::render_checked(&doc, &pieces, false, "h")
+        crate::fmt::render_checked(&doc, &pieces, "h")
     }
 
     #[test]

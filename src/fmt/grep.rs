@@ -5,8 +5,8 @@
 //! lines that are not matches (`grep: x: Permission denied`, unknown lines) stay verbatim.
 
 use super::Label;
-use crate::engine::doc::{unfold, Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{unfold, Doc, Piece};
 
 /// Matches of one file shown before the rest fold.
 const SHOWN_PER_FILE: usize = 10;
@@ -14,16 +14,6 @@ const SHOWN_PER_FILE: usize = 10;
 const FOLD_ABOVE: usize = 60;
 /// Files with this many matches or fewer keep their lines verbatim: a header would not pay.
 const VERBATIM_UP_TO: usize = 3;
-
-pub const VENDORED: [&str; 7] = [
-    "node_modules",
-    "target",
-    "vendor",
-    ".venv",
-    "venv",
-    ".git",
-    "site-packages",
-];
 
 pub fn matches(label: &Label) -> bool {
     match label.program {
@@ -75,7 +65,7 @@ fn vendored_root(path: &str) -> Option<&str> {
     let mut end = 0;
     for comp in path.split('/') {
         end += comp.len();
-        if VENDORED.contains(&comp) {
+        if super::bulk::is_bulk(comp) {
             return Some(&path[..end]);
         }
         end += 1;
@@ -222,7 +212,7 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::{keeps_all, render};
+    use crate::doc::{keeps_all, render};
 
     const FIXTURE: &str = include_str!("../../fixtures/grep-recursive/input.txt");
 

@@ -2,13 +2,13 @@
 //! may fold, and this turns runs of one kind into counted folds. It never folds a line that
 //! reports a fact (or, for listings, a failure), and it leaves runs too short to pay alone.
 
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts;
+use crate::doc::facts::Floor;
+use crate::doc::{Doc, Piece};
 
 /// How a formatter's line kinds become pieces.
 pub struct Folding {
-    /// Listings only have to keep lines that report a failure; others keep every fact line.
-    pub listing: bool,
+    /// What must stay: the floor of the formatter that folds.
+    pub floor: Floor,
     /// A blank line between two lines of the same kind joins their run.
     pub absorb_blanks: bool,
     /// Runs shorter than this stay visible: their marker would cost about as much as they do.
@@ -16,7 +16,7 @@ pub struct Folding {
 }
 
 pub const DEFAULT: Folding = Folding {
-    listing: false,
+    floor: Floor::Facts,
     absorb_blanks: false,
     min_run: 3,
 };
@@ -24,14 +24,7 @@ pub const DEFAULT: Folding = Folding {
 /// Folds each run of consecutive lines that share a kind; every other line is kept.
 /// `kinds[n]` is the kind of line `n`, or `None` to keep it.
 pub fn fold_kinds(doc: &Doc, kinds: &[Option<&'static str>], how: &Folding) -> Vec<Piece> {
-    let protected = |n: usize| {
-        let line = doc.lines[n];
-        if how.listing {
-            facts::reports_failure(line)
-        } else {
-            facts::is_fact(line)
-        }
-    };
+    let protected = |n: usize| how.floor.keeps(doc.lines[n]);
     let kind_of = |n: usize| kinds.get(n).copied().flatten().filter(|_| !protected(n));
     let mut pieces = Vec::new();
     let mut n = 0;
@@ -83,7 +76,7 @@ pub fn folds_any(pieces: &[Piece]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     #[test]
     fn folds_runs_but_never_facts() {

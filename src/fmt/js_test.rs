@@ -5,7 +5,7 @@
 
 use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     let sub = label.subcommand();
@@ -66,7 +66,7 @@ fn line_kind(line: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
     use crate::fmt::Label;
 
     const JEST: &str = "PASS src/a.test.ts\nPASS src/b.test.ts\nPASS src/d.test.ts\nFAIL src/c.test.ts\n  ✓ works (2 ms)\n  ✓ also works\n  ✓ still works\n  ✕ breaks (3 ms)\n\n  ● breaks\n\n    Expected: 3\n    Received: 4\n\nTests:       1 failed, 3 passed, 4 total\n";

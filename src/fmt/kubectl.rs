@@ -10,8 +10,8 @@
 //!   `unchanged` lines folds when there are many.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 /// Fewest healthy rows (or unchanged objects) worth a marker.
 const MIN_FOLD: usize = 6;
@@ -282,13 +282,13 @@ mod tests {
     fn get(text: &str) -> Option<String> {
         let doc = Doc::new("kubectl get pods", text);
         let pieces = format_get(&doc)?;
-        Some(crate::fmt::render_checked(&doc, &pieces, true, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, "h"))
     }
 
     fn describe(text: &str) -> Option<String> {
         let doc = Doc::new("kubectl describe pod x", text);
         let pieces = format(&doc)?;
-        Some(crate::fmt::render_checked(&doc, &pieces, false, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, "h"))
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! row stay verbatim. Groups smaller than [`MIN_GROUP`] stay as they are.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{Doc, Piece};
 use std::collections::BTreeMap;
 
 /// A group folds only when it has at least this many rows: below that the summary and its
@@ -240,7 +240,7 @@ mod tests {
     fn rendered(text: &str) -> String {
         let doc = Doc::new("ls -la node_modules", text);
         let pieces = format(&doc).expect("formats");
-        crate::fmt::render_checked(&doc, &pieces, true, "abc")
+        crate::fmt::render_checked(&doc, &pieces, "abc")
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! line stay verbatim; a fact line is never folded.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     matches!(label.program, "make" | "gmake")
@@ -115,7 +115,7 @@ mod tests {
     fn run(text: &str) -> String {
         let doc = Doc::new("make", text);
         let pieces = format(&doc).expect("recognised");
-        crate::fmt::render_checked(&doc, &pieces, false, "h")
+        crate::fmt::render_checked(&doc, &pieces, "h")
     }
 
     #[test]

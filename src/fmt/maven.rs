@@ -4,8 +4,8 @@
 //! each test class's `Tests run:` line, failure traces, and the BUILD result stay verbatim.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     matches!(label.program, "mvn" | "mvnw" | "mvnd")
@@ -106,7 +106,7 @@ fn is_module_banner(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
 
     #[test]
     fn keeps_test_results_and_errors() {
@@ -127,11 +127,7 @@ mod tests {
         let doc = Doc::new("mvn package", text);
         let pieces = format(&doc).expect("recognised");
         let fact = |n: usize| is_fact(doc.lines[n]);
-        assert!(crate::engine::doc::keeps_all(
-            &pieces,
-            fact,
-            doc.lines.len()
-        ));
+        assert!(crate::doc::keeps_all(&pieces, fact, doc.lines.len()));
         render(&doc, &pieces, "h")
     }
 

@@ -2,8 +2,11 @@
 //! `format(doc)`. A formatter keeps what an agent acts on and folds the rest into counted
 //! markers; when it is unsure of the output's shape it returns `None` (refuse to guess).
 
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::facts::Floor;
+pub use crate::doc::label::Label;
+use crate::doc::{Doc, Piece};
 
+pub mod bulk;
 mod bundler;
 mod cargo;
 mod docker;
@@ -30,10 +33,8 @@ mod terraform;
 
 pub struct Formatter {
     pub name: &'static str,
-    /// Listings (search results, file and process lists) are data: their locations and counts
-    /// may fold under a marker. Only lines that report a failure must stay. Every other
-    /// formatter must keep every fact line (`engine::facts::is_fact`).
-    pub listing: bool,
+    /// What its result must keep (`Floor::Failures` for listings, `Floor::Facts` otherwise).
+    pub floor: Floor,
     pub matches: fn(&Label) -> bool,
     pub format: fn(&Doc) -> Option<Vec<Piece>>,
 }
@@ -41,146 +42,146 @@ pub struct Formatter {
 const ALL: &[Formatter] = &[
     Formatter {
         name: "cargo",
-        listing: false,
+        floor: Floor::Facts,
         matches: cargo::matches,
         format: cargo::format,
     },
     Formatter {
         name: "git status",
-        listing: false,
+        floor: Floor::Facts,
         matches: git_status::matches,
         format: git_status::format,
     },
     Formatter {
         name: "git log",
-        listing: false,
+        floor: Floor::Facts,
         matches: git_log::matches,
         format: git_log::format,
     },
     Formatter {
         name: "git branch -a",
-        listing: true,
+        floor: Floor::Failures,
         matches: git_branch::matches,
         format: git_branch::format,
     },
     Formatter {
         name: "git remote",
-        listing: false,
+        floor: Floor::Facts,
         matches: git_remote::matches,
         format: git_remote::format,
     },
     Formatter {
         name: "go test",
-        listing: false,
+        floor: Floor::Facts,
         matches: go_test::matches,
         format: go_test::format,
     },
     Formatter {
         name: "jest/vitest",
-        listing: false,
+        floor: Floor::Facts,
         matches: js_test::matches,
         format: js_test::format,
     },
     // After jest/vitest, which claims `npm test` and `bun test`.
     Formatter {
         name: "vite/webpack",
-        listing: false,
+        floor: Floor::Facts,
         matches: bundler::matches,
         format: bundler::format,
     },
     Formatter {
         name: "npm ls",
-        listing: true,
+        floor: npm::LS_FLOOR,
         matches: npm::matches_ls,
         format: npm::format_ls,
     },
     Formatter {
         name: "npm install",
-        listing: false,
+        floor: Floor::Facts,
         matches: npm::matches,
         format: npm::format,
     },
     Formatter {
         name: "pytest",
-        listing: false,
+        floor: Floor::Facts,
         matches: pytest::matches,
         format: pytest::format,
     },
     Formatter {
         name: "pip",
-        listing: false,
+        floor: Floor::Facts,
         matches: pip::matches,
         format: pip::format,
     },
     Formatter {
         name: "make",
-        listing: false,
+        floor: Floor::Facts,
         matches: make::matches,
         format: make::format,
     },
     Formatter {
         name: "maven",
-        listing: false,
+        floor: Floor::Facts,
         matches: maven::matches,
         format: maven::format,
     },
     Formatter {
         name: "grep/rg",
-        listing: true,
+        floor: Floor::Failures,
         matches: grep::matches,
         format: grep::format,
     },
     Formatter {
         name: "find/tree",
-        listing: true,
+        floor: Floor::Failures,
         matches: files::matches,
         format: files::format,
     },
     Formatter {
         name: "docker ps/images",
-        listing: true,
+        floor: Floor::Failures,
         matches: docker_list::matches,
         format: docker_list::format,
     },
     Formatter {
         name: "ps aux",
-        listing: true,
+        floor: Floor::Failures,
         matches: procs::matches,
         format: procs::format,
     },
     Formatter {
         name: "du",
-        listing: true,
+        floor: Floor::Failures,
         matches: du::matches,
         format: du::format,
     },
     Formatter {
         name: "ls -l",
-        listing: true,
+        floor: Floor::Failures,
         matches: ls::matches,
         format: ls::format,
     },
     Formatter {
         name: "docker build",
-        listing: false,
+        floor: Floor::Facts,
         matches: docker::matches,
         format: docker::format,
     },
     Formatter {
         name: "kubectl get",
-        listing: true,
+        floor: Floor::Failures,
         matches: kubectl::matches_get,
         format: kubectl::format_get,
     },
     Formatter {
         name: "kubectl describe/apply",
-        listing: false,
+        floor: Floor::Facts,
         matches: kubectl::matches,
         format: kubectl::format,
     },
     Formatter {
         name: "terraform",
-        listing: false,
+        floor: Floor::Facts,
         matches: terraform::matches,
         format: terraform::format,
     },
@@ -212,69 +213,18 @@ pub fn runs_tests(label: &str) -> bool {
     }
 }
 
-/// A command label split into the program (basename) and its arguments, with leading
-/// `VAR=value` assignments and wrappers such as `sudo`, `time` and `env` skipped. Only the
-/// first command of a pipeline or list is looked at.
-pub struct Label<'a> {
-    pub program: &'a str,
-    pub args: Vec<&'a str>,
-}
-
-impl<'a> Label<'a> {
-    pub fn parse(label: &'a str) -> Label<'a> {
-        let first = label.split(['|', ';', '&']).next().unwrap_or("");
-        let mut words = first.split_ascii_whitespace().peekable();
-        while let Some(w) = words.peek() {
-            let assignment = w.contains('=') && !w.starts_with('-') && !w.starts_with('=');
-            if assignment || matches!(*w, "sudo" | "time" | "env" | "command" | "exec" | "nice") {
-                words.next();
-            } else {
-                break;
-            }
-        }
-        let program = words
-            .next()
-            .map(|p| p.rsplit('/').next().unwrap_or(p))
-            .unwrap_or("");
-        Label {
-            program,
-            args: words.collect(),
-        }
-    }
-
-    /// The first argument that is not a flag nor a global flag's value: the subcommand for
-    /// git, cargo, npm, … (`git -C repo status` → `status`).
-    pub fn subcommand(&self) -> Option<&'a str> {
-        const TAKES_VALUE: [&str; 5] = ["-C", "-c", "--git-dir", "--work-tree", "--prefix"];
-        let mut args = self.args.iter().copied();
-        while let Some(arg) = args.next() {
-            if TAKES_VALUE.contains(&arg) {
-                args.next();
-            } else if !arg.starts_with('-') {
-                return Some(arg);
-            }
-        }
-        None
-    }
-}
-
-/// Test helper for every formatter: checks `pieces` against the floor the engine holds them
-/// to (every fact line, or every failure line for a listing) and renders them.
+/// Test helper for every formatter: checks `pieces` against the floor the engine holds the
+/// formatter that claims `doc.label` to, and renders them.
 #[cfg(test)]
-pub(crate) fn render_checked(doc: &Doc, pieces: &[Piece], listing: bool, hash: &str) -> String {
-    use crate::engine::facts::{is_fact, reports_failure};
-    let floor = |n: usize| {
-        if listing {
-            reports_failure(doc.lines[n])
-        } else {
-            is_fact(doc.lines[n])
-        }
-    };
+pub(crate) fn render_checked(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
+    let floor = find(doc.label)
+        .expect("a formatter claims the test's label")
+        .floor;
     assert!(
-        crate::engine::doc::keeps_all(pieces, floor, doc.lines.len()),
+        crate::doc::keeps_all(pieces, |n| floor.keeps(doc.lines[n]), doc.lines.len()),
         "a formatter hid a line the engine must show"
     );
-    crate::engine::doc::render(doc, pieces, hash)
+    crate::doc::render(doc, pieces, hash)
 }
 
 /// Test helper: whether every input line is shown, rewritten or inside a fold.
@@ -326,10 +276,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn labels_skip_wrappers() {
-        let l = Label::parse("RUST_LOG=debug sudo /usr/bin/cargo test --workspace | tail");
-        assert_eq!(l.program, "cargo");
-        assert_eq!(l.subcommand(), Some("test"));
+    fn labels_find_formatters() {
         assert!(find("git status").is_some());
         assert!(find("git -C repo status --short").is_some());
         assert!(find("echo hi").is_none());

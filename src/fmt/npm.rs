@@ -7,7 +7,8 @@
 
 use super::js_py_fold::{fold_kinds, folds_any, Folding, DEFAULT};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::facts::Floor;
+use crate::doc::{Doc, Piece};
 
 fn is_package_manager(program: &str) -> bool {
     matches!(program, "npm" | "pnpm" | "yarn" | "bun")
@@ -83,6 +84,9 @@ fn install_kind(line: &str) -> Option<&'static str> {
 }
 
 /// `npm ls --all`, `yarn list`, `pnpm ls --depth Infinity`: a dependency tree.
+/// `npm ls` is a listing: only failure lines (UNMET, invalid, …) must stay.
+pub const LS_FLOOR: Floor = Floor::Failures;
+
 pub fn format_ls(doc: &Doc) -> Option<Vec<Piece>> {
     let first = doc
         .lines
@@ -107,7 +111,7 @@ pub fn format_ls(doc: &Doc) -> Option<Vec<Piece>> {
         })
         .collect();
     let how = Folding {
-        listing: true,
+        floor: LS_FLOOR,
         ..DEFAULT
     };
     let pieces = fold_kinds(doc, &kinds, &how);
@@ -144,7 +148,7 @@ fn is_anomaly(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
     use crate::fmt::Label;
 
     const TREE: &str = "orders-service@3.2.0 /home/dev/orders-service

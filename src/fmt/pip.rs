@@ -6,7 +6,7 @@
 
 use super::js_py_fold::{fold_kinds, folds_any, Folding, DEFAULT};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     let installs = |sub: Option<&str>| matches!(sub, Some("install" | "download" | "wheel"));
@@ -101,7 +101,7 @@ fn is_progress_bar(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
     use crate::fmt::Label;
 
     const INSTALL: &str = "Collecting requests

@@ -6,8 +6,8 @@
 //! counted from the input, with a marker that restores the rows. Other `ps` formats are refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::reports_failure;
+use crate::doc::facts::reports_failure;
+use crate::doc::{Doc, Piece};
 
 /// A run folds only when it has at least this many rows.
 const MIN_RUN: usize = 8;
@@ -145,7 +145,7 @@ mod tests {
     fn rendered(text: &str) -> String {
         let doc = Doc::new("ps aux", text);
         let pieces = format(&doc).expect("formats");
-        crate::fmt::render_checked(&doc, &pieces, true, "abc")
+        crate::fmt::render_checked(&doc, &pieces, "abc")
     }
 
     fn line_with(text: &str, needle: &str) -> String {
@@ -228,7 +228,7 @@ mod tests {
         let comma = MANY.replace(" 0.0 ", " 0,0 ");
         let doc = Doc::new("ps aux", &comma);
         if let Some(pieces) = format(&doc) {
-            let out = crate::engine::doc::render(&doc, &pieces, "abc");
+            let out = crate::doc::render(&doc, &pieces, "abc");
             assert!(out.contains("0,0"));
         }
     }

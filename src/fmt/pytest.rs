@@ -5,7 +5,7 @@
 
 use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     let runs_pytest = |args: &[&str]| args.first().is_some_and(|a| is_pytest(a));
@@ -162,7 +162,7 @@ fn is_dots_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::doc::render;
+    use crate::doc::render;
     use crate::fmt::Label;
 
     const VERBOSE: &str = "============================= test session starts ==============================

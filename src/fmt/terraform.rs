@@ -7,8 +7,8 @@
 //! Warning block stay verbatim. Output without a terraform shape is refused.
 
 use super::Label;
-use crate::engine::doc::{Doc, Piece};
-use crate::engine::facts::is_fact;
+use crate::doc::facts::is_fact;
+use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
     matches!(label.program, "terraform" | "tofu" | "terragrunt")
@@ -152,7 +152,7 @@ mod tests {
     fn run(text: &str) -> Option<String> {
         let doc = Doc::new("terraform plan", text);
         let pieces = format(&doc)?;
-        Some(crate::fmt::render_checked(&doc, &pieces, false, "h"))
+        Some(crate::fmt::render_checked(&doc, &pieces, "h"))
     }
 
     /// The plan fixture with refresh progress before it, as a plan against existing state

@@ -1,14 +1,17 @@
-//! What a rewriting hook hands back: the JSON for stdout and the one line for stderr. The
-//! handlers are pure; only `emit` writes, and it always exits 0 so the agent goes on.
+//! The one answer every hook gives: the JSON for stdout, and why the command runs as written
+//! when it does. Handlers are pure (payload in, answer out); `cmd/hook.rs` reads the payload,
+//! prints the answer and always exits 0, so the agent goes on whatever happens.
+
+use crate::json::Value;
 
 /// A hook's answer to one payload.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Answer {
     /// The JSON document for stdout, without the newline.
     pub json: String,
-    /// Why the command runs as written, when it does.
+    /// Why the command runs as written, when there is something to say.
     pub left: Option<String>,
-    /// Whether the payload itself was bad (printed even with `SQZ_QUIET`).
+    /// Whether the payload itself was bad (said even with `SQZ_QUIET`).
     pub bad_input: bool,
 }
 
@@ -16,14 +19,24 @@ pub struct Answer {
 pub const NO_CHANGE: &str = "{}";
 
 /// The payload as JSON, or the answer that lets the command run as written.
-pub fn parse(payload: &str) -> Result<crate::json::Value, Answer> {
-    crate::json::parse(payload)
-        .map_err(|e| Answer::bad(NO_CHANGE, &format!("payload is not JSON ({e})")))
+pub fn parse(payload: &str) -> Result<Value, Answer> {
+    crate::json::parse(payload).map_err(|e| Answer::bad(&format!("malformed JSON payload ({e})")))
+}
+
+/// `{"hookSpecificOutput":{"hookEventName":EVENT,KEY:VALUE}}`, the shape Claude Code and
+/// Gemini CLI read a hook's changes from.
+pub fn specific(event: &str, key: &str, value: Value) -> String {
+    let mut specific = Value::object();
+    specific.set("hookEventName", Value::str(event));
+    specific.set(key, value);
+    let mut out = Value::object();
+    out.set("hookSpecificOutput", specific);
+    out.to_compact()
 }
 
 impl Answer {
-    /// The command was rewritten; `json` carries the new arguments.
-    pub fn rewrite(json: String) -> Answer {
+    /// The call was changed; `json` carries the change.
+    pub fn changed(json: String) -> Answer {
         Answer {
             json,
             left: None,
@@ -31,51 +44,45 @@ impl Answer {
         }
     }
 
-    /// The command runs as written; `json` is the client's "no change" answer.
-    pub fn leave(json: &str, why: &str) -> Answer {
+    /// Nothing to change and nothing to say (a background command, output already small).
+    pub fn unchanged() -> Answer {
         Answer {
-            json: json.to_owned(),
+            json: NO_CHANGE.to_owned(),
+            left: None,
+            bad_input: false,
+        }
+    }
+
+    /// The command runs as written, for this reason.
+    pub fn leave(why: &str) -> Answer {
+        Answer {
+            json: NO_CHANGE.to_owned(),
             left: Some(why.to_owned()),
             bad_input: false,
         }
     }
 
     /// The payload could not be read; the client runs the original command.
-    pub fn bad(json: &str, why: &str) -> Answer {
+    pub fn bad(why: &str) -> Answer {
         Answer {
-            json: json.to_owned(),
+            json: NO_CHANGE.to_owned(),
             left: Some(why.to_owned()),
             bad_input: true,
         }
     }
 
-    /// Whether the command was rewritten.
+    /// Whether the call was changed.
     pub fn rewrote(&self) -> bool {
-        self.left.is_none()
+        self.json != NO_CHANGE
     }
-}
 
-/// Reads the payload from stdin (at most 1 MiB), answers it with `respond`, prints the answer
-/// and the reason. Returns the exit status, always 0.
-pub fn emit(client: &str, quiet: bool, respond: impl FnOnce(&str) -> Answer) -> i32 {
-    use std::io::Read;
-    let mut payload = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(1 << 20)
-        .read_to_end(&mut payload);
-    let answer = match (read, String::from_utf8(payload)) {
-        (Ok(_), Ok(text)) => respond(&text),
-        (Err(e), _) => Answer::bad("{}", &format!("cannot read the payload: {e}")),
-        (_, Err(_)) => Answer::bad("{}", "the payload is not UTF-8"),
-    };
-    crate::cmd::write_stdout(format!("{}\n", answer.json).as_bytes());
-    if let Some(why) = &answer.left {
-        if answer.bad_input || !quiet {
-            eprintln!("[sqz] hook {client}: command runs as written: {why}");
-        }
+    /// The one stderr line for this answer, if any: a bad payload is always said, a reason to
+    /// leave the command alone only without `SQZ_QUIET`.
+    pub fn stderr_line(&self, client: &str, quiet: bool) -> Option<String> {
+        let why = self.left.as_ref()?;
+        (self.bad_input || !quiet)
+            .then(|| format!("[sqz] hook {client}: command runs as written: {why}"))
     }
-    0
 }
 
 /// The fake analysis the hook tests use: `git status` is rewritten to a known string,

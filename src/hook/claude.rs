@@ -1,74 +1,14 @@
 //! Claude Code hooks. `sqz hook claude` (PreToolUse on Bash) rewrites a command so its output
 //! is compressed; `sqz hook claude-post` (PostToolUse on Bash) compresses the successful output
 //! of a command that was not routed through sqz. Both let the command run as written on any
-//! doubt, never decide permissions, and always exit 0.
+//! doubt and never decide permissions. The allow-rule check is the one file read a hook makes;
+//! `cmd/hook.rs` hands it to `pre_answer`.
 
+use super::answer::{self, Answer};
 use super::rewrite::{decide, Decision, ALLOW_RULES};
-use crate::clock::now_ms;
-use crate::engine::Kind;
-use crate::env::Env;
 use crate::json::{self, Value};
-use crate::store::Store;
-use std::io::Read;
+use crate::store::EventKind;
 use std::path::{Path, PathBuf};
-
-/// What a hook prints: the JSON answer, and at most one line for stderr.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Answer {
-    pub stdout: String,
-    pub note: Option<String>,
-}
-
-impl Answer {
-    fn leave(note: Option<&str>) -> Answer {
-        Answer {
-            stdout: "{}".into(),
-            note: note.map(|n| format!("sqz: hook claude: {n}; the command runs as written")),
-        }
-    }
-}
-
-fn read_payload() -> String {
-    let mut payload = Vec::new();
-    let _ = std::io::stdin()
-        .lock()
-        .take(64 << 20)
-        .read_to_end(&mut payload);
-    String::from_utf8_lossy(&payload).into_owned()
-}
-
-fn emit(answer: Answer) -> i32 {
-    if let Some(note) = answer.note {
-        eprintln!("{note}");
-    }
-    crate::cmd::write_stdout(format!("{}\n", answer.stdout).as_bytes());
-    0
-}
-
-/// `sqz hook claude`.
-pub fn pre(_env: &Env) -> i32 {
-    let payload = read_payload();
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from);
-    emit(pre_answer(&payload, |cwd| {
-        allow_rules_present(&settings_files(home.as_deref(), config.as_deref(), cwd))
-    }))
-}
-
-/// `sqz hook claude-post`.
-pub fn post(env: &Env) -> i32 {
-    let payload = read_payload();
-    let truncation_limit = std::env::var("BASH_MAX_OUTPUT_LENGTH")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(30_000usize);
-    emit(post_answer(&payload, truncation_limit, |label, bytes| {
-        let mut store = Store::open(&env.db_path).ok().map(|(s, _)| s);
-        let served =
-            crate::cmd::compress::serve(label, bytes, store.as_mut(), false, env, now_ms());
-        (served.kind, served.stdout)
-    }))
-}
 
 /// The settings files whose `permissions.allow` may hold the rules, lowest precedence first.
 pub fn settings_files(
@@ -113,14 +53,14 @@ pub fn allow_rules_present(files: &[PathBuf]) -> bool {
 
 /// Checks the parts common to both events; returns the payload and the command.
 fn bash_call(payload: &str) -> Result<(Value, String), Answer> {
-    let value = json::parse(payload).map_err(|_| Answer::leave(Some("malformed JSON payload")))?;
+    let value = answer::parse(payload)?;
     if value.as_object().is_none() {
-        return Err(Answer::leave(Some("payload is not a JSON object")));
+        return Err(Answer::bad("payload is not a JSON object"));
     }
     match value.get("tool_name").and_then(Value::as_str) {
         Some("Bash") => {}
-        Some(_) => return Err(Answer::leave(Some("not a Bash call"))),
-        None => return Err(Answer::leave(Some("no tool_name in the payload"))),
+        Some(_) => return Err(Answer::leave("not a Bash call")),
+        None => return Err(Answer::bad("no tool_name in the payload")),
     }
     let command = value
         .get("tool_input")
@@ -129,7 +69,7 @@ fn bash_call(payload: &str) -> Result<(Value, String), Answer> {
         .map(str::to_string);
     match command {
         Some(c) if !c.trim().is_empty() => Ok((value, c)),
-        _ => Err(Answer::leave(Some("empty command"))),
+        _ => Err(Answer::leave("empty command")),
     }
 }
 
@@ -141,86 +81,71 @@ pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bo
         Err(answer) => return answer,
     };
     let Some(input) = value.get("tool_input").filter(|t| t.as_object().is_some()) else {
-        return Answer::leave(Some("tool_input is not an object"));
+        return Answer::bad("tool_input is not an object");
     };
     if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-        return Answer::leave(None);
+        return Answer::unchanged();
     }
     let Decision::Rewrite(new) = decide(&command) else {
-        return Answer::leave(None);
+        return Answer::unchanged();
     };
     let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
     if !rules_present(cwd) {
-        return Answer::leave(Some("the allow rules are missing (run sqz init)"));
+        return Answer::leave("the allow rules are missing (run sqz init)");
     }
     let mut updated = input.clone();
     updated.set("command", Value::str(&new));
-    let mut specific = Value::object();
-    specific.set("hookEventName", Value::str("PreToolUse"));
-    specific.set("updatedInput", updated);
-    let mut out = Value::object();
-    out.set("hookSpecificOutput", specific);
-    Answer {
-        stdout: out.to_compact(),
-        note: None,
-    }
+    Answer::changed(answer::specific("PreToolUse", "updatedInput", updated))
 }
 
 /// The PostToolUse answer. `compress` runs the engine on the output and says what it served.
 pub fn post_answer(
     payload: &str,
     truncation_limit: usize,
-    compress: impl FnOnce(&str, &[u8]) -> (Kind, Vec<u8>),
+    compress: impl FnOnce(&str, &[u8]) -> (EventKind, Vec<u8>),
 ) -> Answer {
     let (value, command) = match bash_call(payload) {
         Ok(call) => call,
         Err(answer) => return answer,
     };
     if command.contains("sqz") {
-        return Answer::leave(None);
+        return Answer::unchanged();
     }
     let Some(response) = value
         .get("tool_response")
         .filter(|r| r.as_object().is_some())
     else {
-        return Answer::leave(Some("no tool_response object"));
+        return Answer::bad("no tool_response object");
     };
     let flag = |k: &str| response.get(k).and_then(Value::as_bool) == Some(true);
     if flag("interrupted") || flag("isImage") {
-        return Answer::leave(None);
+        return Answer::unchanged();
     }
     let Some(stdout) = response.get("stdout").and_then(Value::as_str) else {
-        return Answer::leave(Some("tool_response has no stdout"));
+        return Answer::bad("tool_response has no stdout");
     };
     let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or("");
     if stdout.is_empty() || stdout.chars().count() >= truncation_limit {
         // Nothing to do, or Claude Code already cut it down to a preview.
-        return Answer::leave(None);
+        return Answer::unchanged();
     }
     let (kind, served) = compress(&command, stdout.as_bytes());
-    if matches!(kind, Kind::Ref | Kind::Slice) {
-        return Answer::leave(None);
+    if matches!(kind, EventKind::Ref | EventKind::Slice) {
+        return Answer::unchanged();
     }
     let Ok(served) = String::from_utf8(served) else {
-        return Answer::leave(None);
+        return Answer::unchanged();
     };
-    if served == stdout || served.contains("§ref:") || served.len() >= stdout.len() {
-        return Answer::leave(None);
+    if served == stdout || crate::doc::reference::holds_ref(&served) || served.len() >= stdout.len()
+    {
+        return Answer::unchanged();
     }
     let mut output = Value::object();
     output.set("stdout", Value::str(&served));
     output.set("stderr", Value::str(stderr));
     output.set("interrupted", json::parse("false").expect("literal"));
     output.set("isImage", json::parse("false").expect("literal"));
-    let mut specific = Value::object();
-    specific.set("hookEventName", Value::str("PostToolUse"));
-    specific.set("updatedToolOutput", output);
-    let mut out = Value::object();
-    out.set("hookSpecificOutput", specific);
-    Answer {
-        stdout: out.to_compact(),
-        note: None,
-    }
+    Answer::changed(answer::specific("PostToolUse", "updatedToolOutput", output))
 }
 
 #[cfg(test)]
@@ -241,8 +166,8 @@ mod tests {
             assert_eq!(cwd, Some(Path::new("/proj")));
             true
         });
-        assert_eq!(answer.note, None);
-        let v = json::parse(&answer.stdout).unwrap();
+        assert_eq!(answer.left, None);
+        let v = json::parse(&answer.json).unwrap();
         let specific = v.get("hookSpecificOutput").unwrap();
         assert_eq!(
             specific.get("hookEventName").unwrap().as_str(),
@@ -259,14 +184,14 @@ mod tests {
         );
         assert_eq!(input.get("description").unwrap().as_str(), Some("Run it"));
         assert_eq!(input.get("timeout").unwrap().as_i64(), Some(120000));
-        assert!(!answer.stdout.contains("allow\""));
+        assert!(!answer.json.contains("allow\""));
     }
 
     #[test]
     fn pre_leaves_without_the_allow_rules() {
         let answer = pre_answer(&pre_payload("git status", ""), |_| false);
-        assert_eq!(answer.stdout, "{}");
-        assert!(answer.note.unwrap().contains("sqz init"));
+        assert_eq!(answer.json, "{}");
+        assert!(answer.left.unwrap().contains("sqz init"));
     }
 
     #[test]
@@ -285,13 +210,13 @@ mod tests {
         ];
         for payload in cases {
             let answer = pre_answer(&payload, |_| true);
-            assert_eq!(answer.stdout, "{}", "{payload}");
-            assert!(!answer.stdout.contains("permissionDecision"));
+            assert_eq!(answer.json, "{}", "{payload}");
+            assert!(!answer.json.contains("permissionDecision"));
         }
         let bad = pre_answer("{not json", |_| true);
-        assert!(bad.note.unwrap().contains("malformed"));
+        assert!(bad.left.unwrap().contains("malformed"));
         let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| true);
-        assert!(other.note.unwrap().contains("not a Bash call"));
+        assert!(other.left.unwrap().contains("not a Bash call"));
     }
 
     fn post_payload(command: &str, stdout: &str, extra: &str) -> String {
@@ -311,10 +236,10 @@ mod tests {
             |label, body| {
                 assert_eq!(label, "cd x && make");
                 assert_eq!(body, b"long\nlong\n");
-                (Kind::Generic, b"long x2\n".to_vec())
+                (EventKind::Generic, b"long x2\n".to_vec())
             },
         );
-        let v = json::parse(&answer.stdout).unwrap();
+        let v = json::parse(&answer.json).unwrap();
         let specific = v.get("hookSpecificOutput").unwrap();
         assert_eq!(
             specific.get("hookEventName").unwrap().as_str(),
@@ -329,7 +254,7 @@ mod tests {
 
     #[test]
     fn post_never_answers_with_a_reference_and_leaves_what_it_must() {
-        let never = |_: &str, _: &[u8]| -> (Kind, Vec<u8>) { panic!("must not compress") };
+        let never = |_: &str, _: &[u8]| -> (EventKind, Vec<u8>) { panic!("must not compress") };
         for payload in [
             post_payload("{ ls 2>&1; } | sqz compress --cmd 'ls'", "a\n", ""),
             post_payload("ls", "a\n", "")
@@ -342,16 +267,16 @@ mod tests {
             r#"{"tool_name":"Bash","tool_input":{"command":""},"tool_response":{"stdout":"a"}}"#
                 .to_string(),
         ] {
-            assert_eq!(post_answer(&payload, 30, never).stdout, "{}", "{payload}");
+            assert_eq!(post_answer(&payload, 30, never).json, "{}", "{payload}");
         }
         let reference = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, _| {
-            (Kind::Ref, "§ref:abcd§\n".into())
+            (EventKind::Ref, "§ref:abcd§\n".into())
         });
-        assert_eq!(reference.stdout, "{}");
+        assert_eq!(reference.json, "{}");
         let unchanged = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, b| {
-            (Kind::Fresh, b.to_vec())
+            (EventKind::Fresh, b.to_vec())
         });
-        assert_eq!(unchanged.stdout, "{}");
+        assert_eq!(unchanged.json, "{}");
     }
 
     #[test]

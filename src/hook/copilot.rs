@@ -2,56 +2,44 @@
 //! as a JSON-encoded string. A rewrite answers `modifiedArgs`, which replaces the arguments
 //! wholesale, so every other field is copied; anything else answers `{}`. Never a decision.
 
-use crate::hook::answer::{Answer, NO_CHANGE};
+use crate::hook::answer::{self, Answer};
 use crate::hook::rewrite::Decision;
 use crate::json::{self, Value};
 
-/// `sqz hook copilot`: answers the payload on stdin with the shell analysis; exit status 0.
-pub fn run(env: &crate::env::Env) -> i32 {
-    crate::hook::answer::emit("copilot", env.quiet, |payload| {
-        respond(payload, crate::hook::rewrite::decide)
-    })
-}
-
 /// Answers one `preToolUse` payload, with `decide` judging the command.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match crate::hook::answer::parse(payload) {
+    let doc = match answer::parse(payload) {
         Ok(doc) => doc,
         Err(answer) => return answer,
     };
     match doc.get("toolName").and_then(Value::as_str) {
         Some("bash") => {}
         // The rewrite is POSIX shell; a PowerShell command stays as written.
-        Some(_) => return Answer::leave(NO_CHANGE, "not the bash tool"),
-        None => {
-            return Answer::bad(
-                NO_CHANGE,
-                "no toolName (not a camelCase preToolUse payload)",
-            )
-        }
+        Some(_) => return Answer::leave("not the bash tool"),
+        None => return Answer::bad("no toolName (not a camelCase preToolUse payload)"),
     }
     let args = match doc.get("toolArgs") {
         Some(Value::String(encoded)) => match json::parse(encoded) {
             Ok(args) => args,
-            Err(e) => return Answer::bad(NO_CHANGE, &format!("toolArgs is not JSON ({e})")),
+            Err(e) => return Answer::bad(&format!("toolArgs is not JSON ({e})")),
         },
         Some(args) => args.clone(),
-        None => return Answer::bad(NO_CHANGE, "no toolArgs"),
+        None => return Answer::bad("no toolArgs"),
     };
     if args.as_object().is_none() {
-        return Answer::bad(NO_CHANGE, "toolArgs is not an object");
+        return Answer::bad("toolArgs is not an object");
     }
     let Some(command) = args.get("command").and_then(Value::as_str) else {
-        return Answer::bad(NO_CHANGE, "toolArgs has no command string");
+        return Answer::bad("toolArgs has no command string");
     };
     match decide(command) {
-        Decision::Leave(why) => Answer::leave(NO_CHANGE, why),
+        Decision::Leave(why) => Answer::leave(why),
         Decision::Rewrite(rewritten) => {
             let mut modified = args.clone();
             modified.set("command", Value::str(&rewritten));
             let mut out = Value::object();
             out.set("modifiedArgs", modified);
-            Answer::rewrite(out.to_compact())
+            Answer::changed(out.to_compact())
         }
     }
 }

@@ -2,46 +2,34 @@
 //! `hookSpecificOutput.tool_input`, which Gemini merges over the call's arguments; anything
 //! else answers `{}`, so the command runs as written. Never a decision, never a block.
 
-use crate::hook::answer::{Answer, NO_CHANGE};
+use crate::hook::answer::{self, Answer};
 use crate::hook::rewrite::Decision;
 use crate::json::Value;
 
-/// `sqz hook gemini`: answers the payload on stdin with the shell analysis; exit status 0.
-pub fn run(env: &crate::env::Env) -> i32 {
-    crate::hook::answer::emit("gemini", env.quiet, |payload| {
-        respond(payload, crate::hook::rewrite::decide)
-    })
-}
-
 /// Answers one `BeforeTool` payload, with `decide` judging the command.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match crate::hook::answer::parse(payload) {
+    let doc = match answer::parse(payload) {
         Ok(doc) => doc,
         Err(answer) => return answer,
     };
     if doc.get("tool_name").and_then(Value::as_str) != Some("run_shell_command") {
-        return Answer::leave(NO_CHANGE, "not run_shell_command");
+        return Answer::leave("not run_shell_command");
     }
     let Some(tool_input) = doc.get("tool_input").filter(|v| v.as_object().is_some()) else {
-        return Answer::bad(NO_CHANGE, "tool_input is not an object");
+        return Answer::bad("tool_input is not an object");
     };
     if tool_input.get("is_background").and_then(Value::as_bool) == Some(true) {
-        return Answer::leave(NO_CHANGE, "a background command");
+        return Answer::leave("a background command");
     }
     let Some(command) = tool_input.get("command").and_then(Value::as_str) else {
-        return Answer::bad(NO_CHANGE, "tool_input has no command string");
+        return Answer::bad("tool_input has no command string");
     };
     match decide(command) {
-        Decision::Leave(why) => Answer::leave(NO_CHANGE, why),
+        Decision::Leave(why) => Answer::leave(why),
         Decision::Rewrite(rewritten) => {
             let mut merged = tool_input.clone();
             merged.set("command", Value::str(&rewritten));
-            let mut specific = Value::object();
-            specific.set("hookEventName", Value::str("BeforeTool"));
-            specific.set("tool_input", merged);
-            let mut out = Value::object();
-            out.set("hookSpecificOutput", specific);
-            Answer::rewrite(out.to_compact())
+            Answer::changed(answer::specific("BeforeTool", "tool_input", merged))
         }
     }
 }

@@ -1,36 +1,59 @@
-//! Client hooks (`sqz hook CLIENT`). A hook never blocks the agent: on bad input it answers so
-//! the client goes on unchanged, and says why on stderr.
+//! Client hooks (`sqz hook CLIENT`): pure functions from a payload to an `Answer`. A hook never
+//! blocks the agent: on bad input it answers so the client goes on unchanged, and says why.
+//! Reading the payload and printing the answer is `cmd/hook.rs`'s job.
 
 pub mod answer;
 pub mod claude;
 pub mod copilot;
 pub mod gemini;
+pub mod lexer;
 pub mod opencode;
 pub mod rewrite;
 
-use crate::clock::now_ms;
-use crate::env::Env;
-use crate::store::Store;
-use std::io::Read;
+/// The clients `sqz hook` answers, by the name the hook command gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// Claude Code PreToolUse on Bash.
+    Claude,
+    /// Claude Code PostToolUse on Bash.
+    ClaudePost,
+    /// Claude Code PreCompact.
+    PreCompact,
+    /// Gemini CLI BeforeTool on run_shell_command.
+    Gemini,
+    /// Copilot CLI preToolUse.
+    Copilot,
+    /// The OpenCode plugin's question.
+    OpenCode,
+}
 
-/// `sqz hook precompact`: the agent is about to compact its context, so nothing served before
-/// now may be referenced again. Answers `{}` whatever happens.
-pub fn precompact(env: &Env) -> i32 {
-    // The payload says which session compacts; the marker is global, so it is only drained.
-    let mut payload = Vec::new();
-    let _ = std::io::stdin()
-        .lock()
-        .take(1 << 20)
-        .read_to_end(&mut payload);
-    match Store::open(&env.db_path).and_then(|(mut store, _)| store.set_compaction_marker(now_ms()))
-    {
-        Ok(()) => {
-            if !env.quiet {
-                eprintln!("[sqz] precompact: earlier output will be sent in full again");
-            }
+impl Client {
+    pub const ALL: [Client; 6] = [
+        Client::Claude,
+        Client::ClaudePost,
+        Client::PreCompact,
+        Client::Gemini,
+        Client::Copilot,
+        Client::OpenCode,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Claude => "claude",
+            Client::ClaudePost => "claude-post",
+            Client::PreCompact => "precompact",
+            Client::Gemini => "gemini",
+            Client::Copilot => "copilot",
+            Client::OpenCode => "opencode",
         }
-        Err(e) => eprintln!("sqz: precompact: {e}"),
     }
-    crate::cmd::write_stdout(b"{}\n");
-    0
+
+    pub fn parse(name: &str) -> Option<Client> {
+        Client::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The names, for messages: `claude, claude-post, …`.
+    pub fn names() -> String {
+        Client::ALL.map(Client::name).join(", ")
+    }
 }

@@ -2,21 +2,14 @@
 //! `sqz hook opencode` about each bash command and swaps in the answer's `command` when there
 //! is one. The decision stays in the binary; on any failure the command runs as written.
 
-use crate::hook::answer::{Answer, NO_CHANGE};
+use crate::hook::answer::{self, Answer};
 use crate::hook::rewrite::Decision;
 use crate::json::{self, Value};
-
-/// `sqz hook opencode`: answers the payload on stdin with the shell analysis; exit status 0.
-pub fn run(env: &crate::env::Env) -> i32 {
-    crate::hook::answer::emit("opencode", env.quiet, |payload| {
-        respond(payload, crate::hook::rewrite::decide)
-    })
-}
 
 /// Answers `{"tool": "bash", "command": …}` (`tool` optional) with `{"command": …}` when the
 /// command is rewritten, `{}` otherwise.
 pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
-    let doc = match crate::hook::answer::parse(payload) {
+    let doc = match answer::parse(payload) {
         Ok(doc) => doc,
         Err(answer) => return answer,
     };
@@ -25,32 +18,20 @@ pub fn respond(payload: &str, decide: impl Fn(&str) -> Decision) -> Answer {
             .as_str()
             .is_some_and(|t| t.eq_ignore_ascii_case("bash"))
         {
-            return Answer::leave(NO_CHANGE, "not the bash tool");
+            return Answer::leave("not the bash tool");
         }
     }
     let Some(command) = doc.get("command").and_then(Value::as_str) else {
-        return Answer::bad(NO_CHANGE, "no command string");
+        return Answer::bad("no command string");
     };
     match decide(command) {
-        Decision::Leave(why) => Answer::leave(NO_CHANGE, why),
+        Decision::Leave(why) => Answer::leave(why),
         Decision::Rewrite(rewritten) => {
             let mut out = Value::object();
             out.set("command", Value::str(&rewritten));
-            Answer::rewrite(out.to_compact())
+            Answer::changed(out.to_compact())
         }
     }
-}
-
-/// `sqz print-opencode-plugin`: the plugin, calling this very binary (or `sqz` on PATH when
-/// its path is unknown).
-pub fn print_plugin() -> i32 {
-    let exe = std::env::current_exe().ok();
-    let path = exe
-        .as_deref()
-        .and_then(std::path::Path::to_str)
-        .unwrap_or("sqz");
-    crate::cmd::write_stdout(plugin(path).as_bytes());
-    0
 }
 
 /// The plugin file, calling the sqz at `sqz_path`. It is plain JavaScript that is also valid

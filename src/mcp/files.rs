@@ -3,26 +3,24 @@
 //! slice references and deltas on repeats. A size cap always says in the header what it cut.
 
 use super::pattern::Pattern;
-use super::tools::{bool_arg, count_arg, serve_whole, string_arg, Context, Freshness, ToolOutput};
-use crate::engine::{ansi, dedup, delta, route, REF_TOKEN_COST};
+use super::tools::{bool_arg, count_arg, serve_whole, string_arg, Context, ToolOutput};
+use crate::clock;
+use crate::engine::ansi;
+use crate::fmt::bulk::skipped_in_walks;
 use crate::json::Value;
-use crate::store::{EntryWrite, Record};
-use crate::{text, tokens};
+use crate::serve::read::{self, Lossless, Notes, Shown};
+use crate::text;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Bytes a read returns unless `max_bytes` says otherwise.
 const READ_CAP: u64 = 256 * 1024;
-/// Directories that hold dependencies, build output or history, not the project's own files.
-const IGNORED_DIRS: &[&str] = &[".git", "node_modules", "target", ".venv"];
 /// Files larger than this are not searched.
 const GREP_MAX_FILE: u64 = 16 << 20;
 const GREP_DEFAULT_MATCHES: u64 = 200;
 /// A matched line longer than this is cut, with the count of characters not shown.
 const GREP_LINE_CHARS: usize = 400;
 const LIST_MAX_ENTRIES: usize = 2000;
-/// SimHash bits within which another fresh read is tried as a delta base.
-const NEAR_DISTANCE: u32 = 12;
 
 pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
     let path = string_arg(args, "path", true)?.unwrap_or_default();
@@ -101,22 +99,35 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     let body = ansi::strip(selection);
     let label = format!("sqz_read_file {shown}");
     let partial = ranged || !cut_note.is_empty();
-    let served = serve_read(ctx, &label, &real, selection, &body, partial);
-    let (note, text_out) = match served {
-        ReadServed::Whole => (String::new(), body.into_owned()),
-        ReadServed::Unstored => (String::new(), selection.to_string()),
-        ReadServed::Ref(token) => (
-            " · unchanged since it was last read".into(),
-            format!("{token}\n"),
-        ),
-        ReadServed::Slice(token) => (
-            " · these lines were in an earlier read".into(),
-            format!("{token}\n"),
-        ),
-        ReadServed::Delta { text, new_hash } => (delta_note(&new_hash), text),
+    let path_key = real.to_string_lossy();
+    let hash = text::hash16(selection.as_bytes());
+    let notes = Notes {
+        repeat: REPEAT_NOTE.into(),
+        slice: SLICE_NOTE.into(),
+        delta: delta_note(&hash),
+    };
+    let item = Lossless {
+        label: &label,
+        original: selection,
+        body: &body,
+        path_key: Some(&path_key),
+        partial,
+        // Only whole-file reads can be a delta's base, or get one.
+        deltas: !partial,
+        notes: &notes,
+    };
+    let (note, text_out) = match read::serve(ctx.store.as_mut(), &ctx.env, clock::now_ms(), &item) {
+        Shown::Whole => (String::new(), body.into_owned()),
+        Shown::Unstored => (String::new(), selection.to_string()),
+        Shown::Repeat(token) => (notes.repeat, format!("{token}\n")),
+        Shown::Slice(token) => (notes.slice, format!("{token}\n")),
+        Shown::Delta(text) => (notes.delta, text),
     };
     Ok(ToolOutput::text(format!("{header}{note}]\n{text_out}")))
 }
+
+const REPEAT_NOTE: &str = " · unchanged since it was last read";
+const SLICE_NOTE: &str = " · these lines were in an earlier read";
 
 /// The header's note beside a delta.
 fn delta_note(new_hash: &str) -> String {
@@ -124,119 +135,6 @@ fn delta_note(new_hash: &str) -> String {
         " · changed since an earlier read; apply the delta to it (full text: expand {})",
         text::shown_hash(new_hash)
     )
-}
-
-enum ReadServed {
-    /// Sent whole and stored: colour codes are stripped, since the original is recoverable.
-    Whole,
-    /// Sent whole and not stored: byte for byte, colour codes included.
-    Unstored,
-    Ref(String),
-    Slice(String),
-    Delta {
-        text: String,
-        new_hash: String,
-    },
-}
-
-/// Decides between the whole body, a reference, a slice reference and a delta, and records
-/// the read. Any store problem means the whole body: it is always correct to send it.
-fn serve_read(
-    ctx: &mut Context,
-    label: &str,
-    real: &Path,
-    selection: &str,
-    body: &str,
-    partial: bool,
-) -> ReadServed {
-    let env = ctx.env.clone();
-    // SQZ_NO_DEDUP: no references and nothing stored.
-    let Some(store) = ctx.store.as_mut().filter(|_| !env.no_dedup) else {
-        return ReadServed::Unstored;
-    };
-    // Credentials, key blocks and the like are sent as they are and never stored.
-    if !matches!(
-        route::route(label, selection),
-        route::Route::Normal | route::Route::Verbatim
-    ) {
-        return ReadServed::Unstored;
-    }
-    let now = crate::clock::now_ms();
-    let hash = text::hash16(selection.as_bytes());
-    let tokens_in = tokens::count(body);
-    let path_key = real.to_string_lossy().into_owned();
-    let fresh = Freshness::read(store, &env, now);
-    let is_fresh = |state| fresh.as_ref().is_some_and(|f| f.admits(state));
-    // Only whole-file reads can be a delta's base, or get one.
-    let simhash = (!partial).then(|| delta::simhash(body));
-    let mut served = ReadServed::Whole;
-    let mut touch = None;
-    // Tiny bodies always go out whole: a reference would cost as much.
-    if fresh.is_some() && tokens_in > REF_TOKEN_COST {
-        if store.lookup(&hash).ok().flatten().is_some_and(is_fresh) {
-            served = ReadServed::Ref(dedup::ref_token(&hash));
-            touch = Some(hash.clone());
-        } else if partial {
-            if let Ok(candidates) =
-                store.slice_candidates(Some(&path_key), selection.len(), 64 << 20)
-            {
-                if let Some(slice) =
-                    dedup::find_slice(selection.as_bytes(), body, &candidates, is_fresh)
-                {
-                    touch = Some(slice.hash.clone());
-                    served =
-                        ReadServed::Slice(dedup::slice_token(&slice.hash, slice.first, slice.last));
-                }
-            }
-        } else if let (Some(fresh), Some(sim)) = (&fresh, simhash) {
-            let after = fresh.oldest();
-            if let Ok(bases) = store.delta_candidates(Some(&path_key), sim, NEAR_DISTANCE, after, 4)
-            {
-                let best = bases
-                    .iter()
-                    .filter_map(|base| {
-                        let base_text = std::str::from_utf8(&base.served).ok()?;
-                        delta::encode(&base.hash, base_text, body)
-                    })
-                    .min_by_key(|d| tokens::count(d));
-                // Sent only when it and its note cost less than the text itself.
-                let note = tokens::count(&delta_note(&hash));
-                if let Some(d) = best.filter(|d| tokens::count(d) + note < tokens_in) {
-                    served = ReadServed::Delta {
-                        text: d,
-                        new_hash: hash.clone(),
-                    };
-                }
-            }
-        }
-    }
-    let (kind, tokens_out) = match &served {
-        ReadServed::Whole | ReadServed::Unstored => ("fresh", tokens_in),
-        ReadServed::Ref(t) => ("ref", tokens::count(t)),
-        ReadServed::Slice(t) => ("slice", tokens::count(t)),
-        ReadServed::Delta { text, .. } => ("delta", tokens::count(text)),
-    };
-    let new_entry = matches!(served, ReadServed::Whole | ReadServed::Delta { .. });
-    let record = Record {
-        now,
-        label,
-        kind,
-        tokens_in,
-        tokens_out,
-        hash: Some(&hash),
-        // A delta's reader holds the new text once it applies it: later reads may refer to it.
-        entry: new_entry.then(|| EntryWrite {
-            original: selection.as_bytes(),
-            served: body.as_bytes(),
-            path_key: Some(&path_key),
-            simhash,
-        }),
-        touch: touch.as_deref(),
-    };
-    match store.record(&record, env.limits()) {
-        Ok(()) => served,
-        Err(_) => ReadServed::Unstored,
-    }
 }
 
 /// What a walk left out, by reason, for the header.
@@ -314,7 +212,7 @@ fn walk_dir(
     children.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, kind) in children {
         let path = dir.join(&name);
-        if let (Some(ignored), true) = (IGNORED_DIRS.iter().find(|d| name == **d), kind.is_dir()) {
+        if let (Some(ignored), true) = (skipped_in_walks(&name), kind.is_dir()) {
             *skipped.dirs.entry(ignored).or_default() += 1;
             continue;
         }

@@ -78,9 +78,7 @@ pub fn run(options: ProxyOptions, env: &Env) -> i32 {
     let store = if options.no_cache || env.no_dedup {
         None
     } else {
-        crate::cmd::open_store(env)
-            .map_err(|e| eprintln!("sqz: {e}"))
-            .ok()
+        super::server::open_store(env)
     };
     let (events_tx, events) = mpsc::channel();
     let upstream_out = child.stdout.take().expect("stdout is piped");
@@ -345,7 +343,7 @@ impl Proxy {
                 continue;
             };
             let no_cache = self.options.no_cache || self.ctx.store.is_none();
-            let served = crate::cmd::compress::serve(
+            let served = crate::serve::compress(
                 &label,
                 text.as_bytes(),
                 self.ctx.store.as_mut(),

@@ -48,9 +48,7 @@ pub struct Server {
 impl Server {
     pub fn new(options: &Options, env: &Env) -> Server {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let store = crate::cmd::open_store(env)
-            .map_err(|e| eprintln!("sqz: {e}"))
-            .ok();
+        let store = open_store(env);
         Server {
             ctx: Context {
                 store,
@@ -265,6 +263,23 @@ fn unsupported_version(id: &Value, asked: &str) -> String {
             ("requested".into(), Value::str(asked)),
         ])),
     )
+}
+
+/// The store for a server's life, or none (then every answer is sent whole): the reason it is
+/// unavailable, or the notice that a corrupt store was moved aside, goes to stderr once.
+pub fn open_store(env: &Env) -> Option<crate::store::Store> {
+    match crate::serve::open_store(env) {
+        Ok((store, notice)) => {
+            if let Some(notice) = notice {
+                eprintln!("{notice}");
+            }
+            Some(store)
+        }
+        Err(e) => {
+            eprintln!("sqz: {e}");
+            None
+        }
+    }
 }
 
 /// The stdio transport: one message per line in, one per line out, until end of input.

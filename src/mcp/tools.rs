@@ -4,11 +4,11 @@
 
 use super::files;
 use super::workspace::Workspace;
-use crate::engine::{dedup, route, REF_TOKEN_COST};
+use crate::clock;
 use crate::env::Env;
 use crate::json::Value;
-use crate::store::{EntryWrite, Record, Store};
-use crate::{text, tokens};
+use crate::serve::read::{self, Lossless, Notes, Shown};
+use crate::store::Store;
 
 /// What the tools share for the life of the server.
 pub struct Context {
@@ -166,13 +166,13 @@ fn compress(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
     let text = string_arg(args, "text", true)?.unwrap_or_default();
     let label = string_arg(args, "label", false)?.unwrap_or_else(|| "mcp compress".into());
     let no_cache = ctx.env.no_dedup;
-    let served = crate::cmd::compress::serve(
+    let served = crate::serve::compress(
         &label,
         text.as_bytes(),
         ctx.store.as_mut(),
         no_cache,
         &ctx.env,
-        crate::clock::now_ms(),
+        clock::now_ms(),
     );
     let body = String::from_utf8_lossy(&served.stdout).into_owned();
     Ok(ToolOutput::text(match served.header {
@@ -190,8 +190,8 @@ fn expand(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         .store
         .as_mut()
         .ok_or("the store is not available, so nothing can be expanded")?;
-    let (hash, bytes) =
-        crate::cmd::expand::lookup(store, &input).map_err(|missed| missed.message)?;
+    let (hash, bytes) = crate::serve::expand::lookup(store, &input, clock::now_ms())
+        .map_err(|missed| missed.message)?;
     Ok(match std::str::from_utf8(&bytes) {
         Ok(s) => ToolOutput::text(s),
         // Not text: an embedded resource keeps every byte.
@@ -219,7 +219,7 @@ fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
         .store
         .as_ref()
         .ok_or("the store is not available, so there is nothing to search")?;
-    let (hits, count) = crate::cmd::recall::listing(store, &query, limit, crate::clock::now_ms())?;
+    let (hits, count) = crate::serve::recall::listing(store, &query, limit, clock::now_ms())?;
     Ok(ToolOutput::text(format!(
         "[sqz_recall query={query:?} hits={count}]\n{hits}"
     )))
@@ -228,83 +228,24 @@ fn recall(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
 /// How a lossless tool's text goes out: a fresh repeat of the same bytes becomes `§ref:HASH§`;
 /// anything else is sent whole and stored (unless it must not be), so a later repeat can be.
 pub fn serve_whole(ctx: &mut Context, label: &str, body: &str) -> String {
-    let Some(store) = ctx.store.as_mut().filter(|_| !ctx.env.no_dedup) else {
-        return body.to_string();
+    const SAME: &str = " (same as before)";
+    let notes = Notes {
+        repeat: SAME.into(),
+        slice: String::new(),
+        delta: String::new(),
     };
-    let now = crate::clock::now_ms();
-    let hash = text::hash16(body.as_bytes());
-    let tokens_in = tokens::count(body);
-    if !matches!(
-        route::route(label, body),
-        route::Route::Normal | route::Route::Verbatim
-    ) {
-        return body.to_string();
-    }
-    let fresh = Freshness::read(store, &ctx.env, now);
-    let reference = format!("{} (same as before)\n", dedup::ref_token(&hash));
-    let repeat = tokens_in > REF_TOKEN_COST
-        && tokens::count(&reference) < tokens_in
-        && store
-            .lookup(&hash)
-            .ok()
-            .flatten()
-            .is_some_and(|state| fresh.as_ref().is_some_and(|f| f.admits(state)));
-    let (served, kind) = if repeat {
-        (reference, "ref")
-    } else {
-        (body.to_string(), "fresh")
-    };
-    let record = Record {
-        now,
+    let item = Lossless {
         label,
-        kind,
-        tokens_in,
-        tokens_out: tokens::count(&served),
-        hash: Some(&hash),
-        entry: (!repeat).then_some(EntryWrite {
-            original: body.as_bytes(),
-            served: body.as_bytes(),
-            path_key: None,
-            simhash: None,
-        }),
-        touch: repeat.then_some(hash.as_str()),
+        original: body,
+        body,
+        path_key: None,
+        partial: false,
+        deltas: false,
+        notes: &notes,
     };
-    match store.record(&record, ctx.env.limits()) {
-        Ok(()) => served,
-        // A reference to an entry that could not be touched is still valid; a store error only
-        // means the whole text goes out.
-        Err(_) => body.to_string(),
-    }
-}
-
-/// The engine's freshness rule (`dedup::is_fresh`) for one call of a tool.
-pub struct Freshness {
-    marker: i64,
-    now: i64,
-    ttl_ms: i64,
-}
-
-impl Freshness {
-    /// `None` when references are off (`SQZ_NO_DEDUP`, a TTL of 0) or the store cannot say.
-    pub fn read(store: &Store, env: &Env, now: i64) -> Option<Freshness> {
-        if env.no_dedup || env.ref_ttl_secs == 0 {
-            return None;
-        }
-        Some(Freshness {
-            marker: store.compaction_marker().ok()?,
-            now,
-            ttl_ms: (env.ref_ttl_secs as i64).saturating_mul(1000),
-        })
-    }
-
-    /// Whether the agent plausibly still holds this entry.
-    pub fn admits(&self, state: crate::store::EntryState) -> bool {
-        dedup::is_fresh(state, self.marker, self.now, self.ttl_ms)
-    }
-
-    /// The oldest `last_served` still fresh, for the store's candidate queries.
-    pub fn oldest(&self) -> i64 {
-        self.marker.max(self.now - self.ttl_ms)
+    match read::serve(ctx.store.as_mut(), &ctx.env, clock::now_ms(), &item) {
+        Shown::Repeat(token) => format!("{token}{SAME}\n"),
+        _ => body.to_string(),
     }
 }
 

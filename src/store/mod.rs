@@ -78,11 +78,68 @@ pub struct EntryWrite<'a> {
     pub simhash: Option<u64>,
 }
 
+/// How one call was served, or what else it did: the `kind` of its event row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// Stored and sent whole: nothing worth folding, or source code.
+    Fresh,
+    /// A formatter's result.
+    Formatter,
+    /// The generic pipeline's result (JSON compaction, folded runs).
+    Generic,
+    /// An exact repeat, sent as `§ref:HASH§`.
+    Ref,
+    /// Lines of an earlier output, sent as `§ref:HASH:La-b§`.
+    Slice,
+    /// A re-read after an edit, sent as `§delta:HASH§` and its changed lines.
+    Delta,
+    /// Not stored: binary, invalid UTF-8, oversized, empty, or no store available.
+    Passthrough,
+    /// Untouchable content (stack trace, PEM, credential, SQL DDL): byte for byte, never stored.
+    Safe,
+    /// `sqz expand` or an MCP expand of something served.
+    Expand,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 9] = [
+        EventKind::Fresh,
+        EventKind::Formatter,
+        EventKind::Generic,
+        EventKind::Ref,
+        EventKind::Slice,
+        EventKind::Delta,
+        EventKind::Passthrough,
+        EventKind::Safe,
+        EventKind::Expand,
+    ];
+
+    /// The word stored in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Fresh => "fresh",
+            EventKind::Formatter => "formatter",
+            EventKind::Generic => "generic",
+            EventKind::Ref => "ref",
+            EventKind::Slice => "slice",
+            EventKind::Delta => "delta",
+            EventKind::Passthrough => "passthrough",
+            EventKind::Safe => "safe",
+            EventKind::Expand => "expand",
+        }
+    }
+
+    /// The kind a stored word names.
+    pub fn parse(word: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+}
+
 /// Everything one call writes.
 pub struct Record<'a> {
     pub now: i64,
     pub label: &'a str,
-    pub kind: &'a str,
+    pub kind: EventKind,
     pub tokens_in: usize,
     pub tokens_out: usize,
     pub hash: Option<&'a str>,
@@ -347,7 +404,7 @@ impl Store {
         }
         tx.execute(
             "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-            params![rec.now, rec.label, rec.kind, rec.tokens_in as i64, rec.tokens_out as i64, rec.hash],
+            params![rec.now, rec.label, rec.kind.as_str(), rec.tokens_in as i64, rec.tokens_out as i64, rec.hash],
         )
         .map_err(err)?;
         if let (Some(_), Some(hash)) = (&rec.entry, rec.hash) {
@@ -379,13 +436,13 @@ impl Store {
         &mut self,
         now: i64,
         label: &str,
-        kind: &str,
+        kind: EventKind,
         hash: Option<&str>,
     ) -> Result<()> {
         self.conn
             .execute(
                 "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, 0, 0, ?4)",
-                params![now, label, kind, hash],
+                params![now, label, kind.as_str(), hash],
             )
             .map(drop)
             .map_err(|e| self.err(e))
@@ -761,7 +818,7 @@ mod tests {
         let rec = Record {
             now,
             label: "test",
-            kind: "fresh",
+            kind: EventKind::Fresh,
             tokens_in: 1,
             tokens_out: 1,
             hash: Some(hash),

@@ -1,6 +1,12 @@
 //! The shape every compression stage works on: the agent-visible text split into lines that keep
 //! their original line numbers, and the pieces a stage returns (kept lines, counted folds,
 //! summaries). Rendering pieces is the only way output is built, so no stage can invent a line.
+//! This is the floor of the compression layers: formatters and the engine build on it, and it
+//! imports nothing above it.
+
+pub mod facts;
+pub mod label;
+pub mod reference;
 
 /// One output, ANSI already stripped, as lines numbered like the stored original.
 pub struct Doc<'a> {
@@ -59,9 +65,8 @@ pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
     let contiguous = last - first + 1 == count;
     if contiguous {
         format!(
-            "[… {count} {what} {noun} · sqz expand {hash}:L{}-{}]",
-            first + 1,
-            last + 1
+            "[… {count} {what} {noun} · sqz expand {}]",
+            reference::lines_target(hash, first + 1, last + 1)
         )
     } else {
         format!("[… {count} {what} {noun} · sqz expand {hash}]")

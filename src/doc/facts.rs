@@ -214,6 +214,28 @@ fn is_summary_count(t: &str) -> bool {
         || lower.starts_with("summary")
 }
 
+/// What a stage must never fold: the one rule every formatter, the engine and the shared
+/// folding helpers hold output to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Floor {
+    /// Every line that reports a fact (`is_fact`): build logs, test runs, everything that is
+    /// not a listing.
+    Facts,
+    /// Only lines that report a failure (`reports_failure`): listings (search results, file,
+    /// process and package lists) are data, so their locations and counts may fold.
+    Failures,
+}
+
+impl Floor {
+    /// Whether `line` must stay visible.
+    pub fn keeps(self, line: &str) -> bool {
+        match self {
+            Floor::Facts => is_fact(line),
+            Floor::Failures => reports_failure(line),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{is_fact, reports_failure};

@@ -1,0 +1,115 @@
+//! What every front end shares: opening the store, compress-and-record for one output, lossless
+//! reads with references, slice references and deltas (`read`), expand (`expand`) and recall
+//! (`recall`). The shell hook's `sqz compress`, `sqz hook claude-post`, the MCP tools and the
+//! MCP proxy all come here, so each rule about what is stored and referenced lives once. Nothing
+//! here reads the clock or the streams: `now` and the bytes are arguments.
+
+pub mod expand;
+pub mod read;
+pub mod recall;
+
+use crate::engine::{self, Kind, Settings};
+use crate::env::Env;
+use crate::error::Error;
+use crate::store::{EntryWrite, Record, Store};
+
+/// Opens the store at `SQZ_DB_PATH`. `Ok` carries the notice to print when a corrupt store was
+/// moved aside; `Err` the one-line reason it is unavailable.
+pub fn open_store(env: &Env) -> Result<(Store, Option<String>), Error> {
+    Store::open(&env.db_path)
+        .map_err(|e| Error::store(format!("cannot open {e} (set SQZ_DB_PATH to use another)")))
+}
+
+/// What one call prints.
+pub struct Served {
+    pub stdout: Vec<u8>,
+    pub header: Option<String>,
+    pub kind: Kind,
+    pub hash: String,
+    /// A store problem that made the output pass through unchanged.
+    pub notice: Option<String>,
+    /// Why the input passed through untouched (binary, invalid UTF-8, empty).
+    pub reason: Option<&'static str>,
+}
+
+/// Runs the engine on `body` and writes the store in one transaction. The store write decides
+/// whether a lossy result may be shown: markers must point at bytes that really are stored.
+pub fn compress(
+    label: &str,
+    body: &[u8],
+    store: Option<&mut Store>,
+    no_cache: bool,
+    env: &Env,
+    now: i64,
+) -> Served {
+    let settings = Settings {
+        now,
+        ttl_ms: env.ttl_ms(),
+        dedup: !no_cache,
+    };
+    let engine_store = if no_cache { None } else { store.as_deref() };
+    // A panic must not reach the agent as a failed command: the original output goes out. The
+    // process's panic hook (set once, in main) stays as it is.
+    let outcome = crate::fault::catch(|| engine::compress(label, body, engine_store, settings));
+    let Ok(outcome) = outcome else {
+        return Served {
+            stdout: body.to_vec(),
+            header: None,
+            kind: Kind::Passthrough,
+            hash: String::new(),
+            notice: Some(
+                "sqz: internal error while compressing; output passed through unchanged".into(),
+            ),
+            reason: None,
+        };
+    };
+    let mut served = Served {
+        header: outcome.header.clone(),
+        kind: outcome.kind,
+        hash: outcome.hash.clone(),
+        notice: None,
+        reason: outcome.reason,
+        stdout: Vec::new(),
+    };
+    let needs_store = outcome.store_entry || outcome.touch.is_some();
+    let written = match store {
+        Some(store) => {
+            let record = Record {
+                now,
+                label,
+                kind: outcome.kind,
+                tokens_in: outcome.tokens_in,
+                tokens_out: outcome.tokens_out,
+                hash: Some(&outcome.hash),
+                entry: outcome.store_entry.then(|| EntryWrite {
+                    original: body,
+                    served: &outcome.stdout,
+                    path_key: outcome.path_key.as_deref(),
+                    // A file read from the shell can be the base of an MCP read's delta.
+                    simhash: outcome.path_key.as_ref().and_then(|_| {
+                        std::str::from_utf8(&outcome.stdout)
+                            .ok()
+                            .map(crate::engine::delta::simhash)
+                    }),
+                }),
+                touch: outcome.touch.as_deref(),
+            };
+            match store.record(&record, env.limits()) {
+                Ok(()) => true,
+                Err(e) => {
+                    served.notice = Some(format!("sqz: {e}; output passed through unchanged"));
+                    false
+                }
+            }
+        }
+        None => false,
+    };
+    if needs_store && !written {
+        served.stdout = body.to_vec();
+        served.header = None;
+        served.kind = Kind::Passthrough;
+    } else {
+        served.stdout = outcome.stdout;
+    }
+    served
+}
