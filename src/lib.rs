@@ -12,6 +12,7 @@ pub mod fmt;
 pub mod hook;
 pub mod json;
 pub mod mcp;
+pub mod setup;
 pub mod store;
 pub mod text;
 pub mod tokens;

@@ -45,9 +45,9 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
         Command::Resume => done(resume::run(env)),
         Command::Recall { query } => recall::run(&query, env),
         Command::PrintOpencodePlugin => done(crate::hook::opencode::print_plugin()),
-        Command::Init(setup) => done(init::init(&setup)),
-        Command::Uninstall(setup) => done(init::uninstall(&setup)),
-        Command::Doctor { global, fix } => done(doctor::run(global, fix, env)),
+        Command::Init(setup) => init::init(&setup, env),
+        Command::Uninstall(setup) => init::uninstall(&setup, env),
+        Command::Doctor { global, fix } => doctor::run(global, fix, env),
         Command::Mcp(args) => {
             if let Some(missing) = args
                 .allow
