@@ -66,15 +66,17 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
                 crate::mcp::server::serve_stdio(&options, env)
             })
         }
-        Command::McpProxy(options) => done(crate::mcp::proxy::run(options, env)),
+        Command::McpProxy(proxy) => {
+            let options = crate::mcp::proxy::ProxyOptions {
+                lazy_tools: proxy.lazy_tools,
+                no_desc: proxy.no_desc,
+                no_cache: proxy.no_cache,
+                command: proxy.command,
+            };
+            done(crate::mcp::proxy::run(options, env))
+        }
         Command::Help { topic } => {
-            let text = crate::cli::help(topic.as_deref()).ok_or_else(|| {
-                Error::usage(format!(
-                    "no help for '{}' (see sqz help)",
-                    topic.unwrap_or_default()
-                ))
-            })?;
-            write_stdout(text.as_bytes());
+            write_stdout(crate::cli::help(topic).as_bytes());
             Ok(0)
         }
         Command::Version => {
