@@ -1,5 +1,6 @@
-//! Argument parsing on lexopt: one parse function per subcommand, each filling a plain struct.
-//! Nothing here does I/O; a usage error is one line and exit status 2.
+//! Argument parsing on lexopt: one table per command (`COMMANDS`) names its flags, operands and
+//! help text, the parsers recognise a flag only through its command's table, and help is made
+//! from the tables alone. Nothing here does I/O; a usage error is one line and exit status 2.
 
 use lexopt::prelude::*;
 use std::ffi::OsString;
@@ -7,22 +8,43 @@ use std::path::PathBuf;
 
 pub enum Command {
     Compress(Compress),
-    Expand { reference: String },
-    Tokens { file: Option<PathBuf> },
-    Pin { hash: String, pinned: bool },
-    Forget { hash: String },
-    Reset { all: bool },
+    Expand {
+        reference: String,
+    },
+    Tokens {
+        file: Option<PathBuf>,
+    },
+    Pin {
+        hash: String,
+        pinned: bool,
+    },
+    Forget {
+        hash: String,
+    },
+    Reset {
+        all: bool,
+    },
     Demo,
-    Hook { client: String },
+    Hook {
+        client: String,
+    },
     Resume,
-    Recall { query: String },
+    Recall {
+        query: String,
+    },
     PrintOpencodePlugin,
     Init(Setup),
     Uninstall(Setup),
-    Doctor { global: bool, fix: bool },
+    Doctor {
+        global: bool,
+        fix: bool,
+    },
     Mcp(Mcp),
-    McpProxy(crate::mcp::proxy::ProxyOptions),
-    Help { topic: Option<String> },
+    McpProxy(Proxy),
+    /// `sqz help` (no topic) or one command's help.
+    Help {
+        topic: Option<&'static CommandSpec>,
+    },
     Version,
 }
 
@@ -41,6 +63,16 @@ pub struct Mcp {
     pub allow: Vec<PathBuf>,
 }
 
+/// The flags of `sqz mcp proxy` and the upstream command line.
+#[derive(Default)]
+pub struct Proxy {
+    pub lazy_tools: bool,
+    pub no_desc: bool,
+    pub no_cache: bool,
+    /// The upstream program and its arguments, as written.
+    pub command: Vec<OsString>,
+}
+
 /// The flags of `sqz init` and `sqz uninstall`.
 #[derive(Default)]
 pub struct Setup {
@@ -50,114 +82,419 @@ pub struct Setup {
     pub dry_run: bool,
 }
 
-/// One subcommand's help: usage line and description.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("compress", "sqz compress [--cmd LABEL] [--no-cache] [--no-abbrev] [TEXT]",
-     "Compress stdin (or TEXT) for an agent. Output goes to stdout, one [sqz] header to stderr.\n  --cmd LABEL   the command that produced the output (picks a formatter)\n  --no-cache    no references, nothing stored; only lossless stages run\n  --no-abbrev   accepted for compatibility; sqz never abbreviates phrases\nA final line __SQZ_EXIT_<code>__ is stripped and becomes sqz's exit status."),
-    ("expand", "sqz expand REF",
-     "Print the original bytes behind a reference: a unique hash prefix, a whole §ref:…§ token,\nor HASH:La-b for lines a to b. Exit 0 found, 1 none, 2 ambiguous or malformed, 3 store error."),
-    ("tokens", "sqz tokens [FILE]", "Print the approximate cl100k token count of FILE or stdin."),
-    ("pin", "sqz pin HASH", "Exempt a stored entry from freshness checks: its references stay valid."),
-    ("unpin", "sqz unpin HASH", "Undo sqz pin."),
-    ("forget", "sqz forget HASH", "Delete one stored entry."),
-    ("reset", "sqz reset [--all]", "Delete every stored entry; with --all also the event history and metadata."),
-    ("hook", "sqz hook CLIENT",
-     "The hook protocol for a client. precompact: mark everything served so far as no longer in\ncontext (Claude Code PreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nA hook never blocks: on anything unexpected the command runs as written."),
-    ("recall", "sqz recall QUERY",
-     "Full-text search (BM25) over everything sqz served: the best 10 entries, each with its\nlabel, age, §ref:HASH§ (for sqz expand) and a snippet. Exit 0 with hits, 1 without."),
-    ("resume", "sqz resume",
-     "Print a short guide to what sqz served recently, with the sqz expand command for each, so an\nagent can get it back after a compaction (Claude Code SessionStart, source compact)."),
-    ("print-opencode-plugin", "sqz print-opencode-plugin",
-     "Print the OpenCode plugin (save as ~/.config/opencode/plugins/sqz.ts); it asks\nsqz hook opencode about each bash command."),
-    ("init", "sqz init [--global] [--only C,…] [--skip C,…] [--dry-run]",
-     "Configure the agents found under HOME to use sqz (hooks, allow rules, MCP, guidance).\n  --global      user-level files under HOME instead of the current project\n  --only C,…    just these clients: claude gemini copilot opencode codex kiro cursor windsurf\n                cline zed (configured even when not found)\n  --skip C,…    not these clients\n  --dry-run     print what would be written, write nothing\nExisting files are merged, never replaced; running it again changes nothing."),
-    ("uninstall", "sqz uninstall [--global] [--only C,…] [--skip C,…] [--dry-run]",
-     "Remove exactly what sqz init added, leaving everything else."),
-    ("doctor", "sqz doctor [--global] [--fix]",
-     "Report per client: found, tier, configured, duplicate or stale hooks, missing allow rules,\nMCP registration, sqz on PATH and the last compression. --fix runs init where needed."),
-    ("mcp", "sqz mcp [--transport stdio|http] [--port N] [--allow PATH]…",
-     "The MCP server: newline-delimited JSON-RPC on stdio (or Streamable HTTP on 127.0.0.1:N at /mcp).\nTools: sqz_read_file, sqz_grep, sqz_list_dir, sqz_recall, expand, compress, passthrough.\n  --transport T  stdio (default) or http\n  --port N       the HTTP port (implies --transport http; default 3000)\n  --allow PATH   let the file tools read under PATH too (repeatable); by default they stay\n                 inside the working directory and the client's MCP roots\nAlso reached as sqz-mcp. Runs until end of input."),
-    ("mcp proxy", "sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…",
-     "Run the stdio MCP server CMD behind sqz: successful text results are compressed (repeats\nbecome refs), tool descriptions compacted, and sqz_expand added.\n  --lazy-tools  one-sentence descriptions plus a sqz_tool_help tool with the full text\n  --no-desc     leave tool descriptions as they are\n  --no-cache    store nothing, no refs; only lossless compression"),
-    ("demo", "sqz demo", "Run the main job on bundled sample outputs in a throwaway store."),
-    ("help", "sqz help [COMMAND]", "Show help for sqz or one command."),
+/// One command: how it is called and what its help says.
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// The words after `sqz`, e.g. `mcp proxy`.
+    pub name: &'static str,
+    /// The operands as the usage line shows them, e.g. `REF` or `[FILE]`; empty for none.
+    pub args: &'static str,
+    /// One complete sentence for the command list of `sqz help`.
+    pub summary: &'static str,
+    /// What `sqz COMMAND --help` says after the summary; empty when the summary says it all.
+    pub about: &'static str,
+    /// Every flag the command accepts besides `-h/--help`, which every command accepts.
+    pub flags: &'static [Flag],
+}
+
+/// One flag of one command.
+#[derive(Debug)]
+pub struct Flag {
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// The name of the value it takes, e.g. `LABEL`; `None` for a switch.
+    pub value: Option<&'static str>,
+    /// Whether it may be given again, each time adding to a list.
+    pub repeats: bool,
+    pub meaning: &'static str,
+}
+
+impl Flag {
+    const fn switch(long: &'static str, meaning: &'static str) -> Flag {
+        Flag {
+            long,
+            short: None,
+            value: None,
+            repeats: false,
+            meaning,
+        }
+    }
+
+    const fn with_value(long: &'static str, value: &'static str, meaning: &'static str) -> Flag {
+        Flag {
+            value: Some(value),
+            ..Flag::switch(long, meaning)
+        }
+    }
+
+    const fn with_short(self, short: char) -> Flag {
+        Flag {
+            short: Some(short),
+            ..self
+        }
+    }
+
+    const fn repeated(self) -> Flag {
+        Flag {
+            repeats: true,
+            ..self
+        }
+    }
+}
+
+/// The flag every command accepts, and `sqz` alone too.
+pub const HELP: Flag = Flag::switch("help", "show this help").with_short('h');
+
+const VERSION: Flag = Flag::switch("version", "print the version").with_short('V');
+
+/// The flags of `sqz` itself, before any command (`-h/--help` besides).
+pub const TOP_FLAGS: &[Flag] = &[VERSION];
+
+const SETUP_FLAGS: &[Flag] = &[
+    Flag::switch(
+        "global",
+        "user-level files under HOME instead of the current project",
+    ),
+    Flag::with_value(
+        "only",
+        "C,…",
+        "just these clients, configured even when not found: claude gemini copilot opencode codex kiro cursor windsurf cline zed",
+    )
+    .repeated(),
+    Flag::with_value("skip", "C,…", "not these clients").repeated(),
+    Flag::switch("dry-run", "print what would be written, write nothing"),
 ];
+
+static COMPRESS: CommandSpec = CommandSpec {
+    name: "compress",
+    args: "[TEXT]",
+    summary: "Compress stdin (or TEXT) for an agent.",
+    about: "Output goes to stdout, one [sqz] header to stderr.\nA final line __SQZ_EXIT_<code>__ is stripped and becomes sqz's exit status.",
+    flags: &[
+        Flag::with_value(
+            "cmd",
+            "LABEL",
+            "the command that produced the output (picks a formatter)",
+        ),
+        Flag::switch(
+            "no-cache",
+            "no references, nothing stored; only lossless stages run",
+        ),
+        Flag::switch(
+            "no-abbrev",
+            "accepted for compatibility; sqz never abbreviates phrases",
+        ),
+    ],
+};
+
+static EXPAND: CommandSpec = CommandSpec {
+    name: "expand",
+    args: "REF",
+    summary: "Print the original bytes behind a reference.",
+    about: "REF is a unique hash prefix, a whole §ref:…§ token, or HASH:La-b for lines a to b.\nExit 0 found, 1 none, 2 ambiguous or malformed, 3 store error.",
+    flags: &[],
+};
+
+static TOKENS: CommandSpec = CommandSpec {
+    name: "tokens",
+    args: "[FILE]",
+    summary: "Print the approximate cl100k token count of FILE or stdin.",
+    about: "",
+    flags: &[],
+};
+
+static PIN: CommandSpec = CommandSpec {
+    name: "pin",
+    args: "HASH",
+    summary: "Exempt a stored entry from freshness checks, so its references stay valid.",
+    about: "",
+    flags: &[],
+};
+
+static UNPIN: CommandSpec = CommandSpec {
+    name: "unpin",
+    args: "HASH",
+    summary: "Undo sqz pin.",
+    about: "",
+    flags: &[],
+};
+
+static FORGET: CommandSpec = CommandSpec {
+    name: "forget",
+    args: "HASH",
+    summary: "Delete one stored entry.",
+    about: "",
+    flags: &[],
+};
+
+static RESET: CommandSpec = CommandSpec {
+    name: "reset",
+    args: "",
+    summary: "Delete every stored entry.",
+    about: "",
+    flags: &[Flag::switch(
+        "all",
+        "also delete the event history and metadata",
+    )],
+};
+
+static HOOK: CommandSpec = CommandSpec {
+    name: "hook",
+    args: "CLIENT",
+    summary: "Answer one agent client's hook, which never blocks the command.",
+    about: "precompact: mark everything served so far as no longer in context (Claude Code\nPreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nOn anything unexpected the command runs as written.",
+    flags: &[],
+};
+
+static RECALL: CommandSpec = CommandSpec {
+    name: "recall",
+    args: "QUERY",
+    summary: "Search everything sqz served (BM25) and print the best 10 entries.",
+    about: "Each entry shows its label, age, §ref:HASH§ (for sqz expand) and a snippet.\nExit 0 with hits, 1 without.",
+    flags: &[],
+};
+
+static RESUME: CommandSpec = CommandSpec {
+    name: "resume",
+    args: "",
+    summary: "Print a short guide to what sqz served recently, with the sqz expand command for each.",
+    about: "An agent gets its outputs back with it after a compaction (Claude Code SessionStart,\nsource compact).",
+    flags: &[],
+};
+
+static PRINT_OPENCODE_PLUGIN: CommandSpec = CommandSpec {
+    name: "print-opencode-plugin",
+    args: "",
+    summary: "Print the OpenCode plugin, which asks sqz hook opencode about each bash command.",
+    about: "Save it as ~/.config/opencode/plugins/sqz.ts.",
+    flags: &[],
+};
+
+static INIT: CommandSpec = CommandSpec {
+    name: "init",
+    args: "",
+    summary:
+        "Configure the agents found under HOME to use sqz (hooks, allow rules, MCP, guidance).",
+    about: "Existing files are merged, never replaced; running it again changes nothing.",
+    flags: SETUP_FLAGS,
+};
+
+static UNINSTALL: CommandSpec = CommandSpec {
+    name: "uninstall",
+    args: "",
+    summary: "Remove exactly what sqz init added, leaving everything else.",
+    about: "",
+    flags: SETUP_FLAGS,
+};
+
+static DOCTOR: CommandSpec = CommandSpec {
+    name: "doctor",
+    args: "",
+    summary: "Report per client whether sqz is set up, then sqz on PATH and the last compression.",
+    about: "Per client: found, tier, configured, duplicate or stale hooks, missing allow rules and\nMCP registration. Exit 0 when every found client is configured.",
+    flags: &[
+        Flag::switch("global", "check only the user-level files under HOME"),
+        Flag::switch("fix", "run sqz init where a client is broken or not set up"),
+    ],
+};
+
+static MCP: CommandSpec = CommandSpec {
+    name: "mcp",
+    args: "",
+    summary: "Run the MCP server on stdio (or Streamable HTTP on 127.0.0.1:N at /mcp) until end of input.",
+    about: "Newline-delimited JSON-RPC. Tools: sqz_read_file, sqz_grep, sqz_list_dir, sqz_recall,\nexpand, compress, passthrough. Also reached as sqz-mcp.",
+    flags: &[
+        Flag::with_value("transport", "stdio|http", "stdio (default) or http").with_short('t'),
+        Flag::with_value(
+            "port",
+            "N",
+            "the HTTP port (implies --transport http; default 3000)",
+        )
+        .with_short('p'),
+        Flag::with_value(
+            "allow",
+            "PATH",
+            "let the file tools read under PATH too; by default they stay inside the working directory and the client's MCP roots",
+        )
+        .repeated(),
+        VERSION,
+    ],
+};
+
+static MCP_PROXY: CommandSpec = CommandSpec {
+    name: "mcp proxy",
+    args: "-- CMD ARGS…",
+    summary: "Run the stdio MCP server CMD behind sqz, compressing its results.",
+    about: "Successful text results are compressed (repeats become refs), tool descriptions\ncompacted, and sqz_expand added.",
+    flags: &[
+        Flag::switch(
+            "lazy-tools",
+            "one-sentence descriptions plus a sqz_tool_help tool with the full text",
+        ),
+        Flag::switch("no-desc", "leave tool descriptions as they are"),
+        Flag::switch("no-cache", "store nothing, no refs; only lossless compression"),
+    ],
+};
+
+static DEMO: CommandSpec = CommandSpec {
+    name: "demo",
+    args: "",
+    summary: "Run the main job on bundled sample outputs in a throwaway store.",
+    about: "",
+    flags: &[],
+};
+
+static HELP_COMMAND: CommandSpec = CommandSpec {
+    name: "help",
+    args: "[COMMAND]",
+    summary: "Show help for sqz or one command.",
+    about: "",
+    flags: &[],
+};
+
+/// Every command, in the order `sqz help` lists them.
+pub static COMMANDS: &[&CommandSpec] = &[
+    &COMPRESS,
+    &EXPAND,
+    &TOKENS,
+    &PIN,
+    &UNPIN,
+    &FORGET,
+    &RESET,
+    &HOOK,
+    &RECALL,
+    &RESUME,
+    &PRINT_OPENCODE_PLUGIN,
+    &INIT,
+    &UNINSTALL,
+    &DOCTOR,
+    &MCP,
+    &MCP_PROXY,
+    &DEMO,
+    &HELP_COMMAND,
+];
+
+/// The command called `name` (`mcp proxy` for the proxy).
+pub fn find(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().copied().find(|c| c.name == name)
+}
+
+/// One argument after the command word, its flags recognised through the command's table.
+enum Token {
+    Help,
+    Switch(&'static str),
+    Valued(&'static str, OsString),
+    Operand(OsString),
+}
+
+impl Token {
+    /// The usage error for an argument the command's parser has no place for.
+    fn unexpected(self) -> lexopt::Error {
+        match self {
+            Token::Help => lexopt::Error::UnexpectedOption("--help".into()),
+            Token::Switch(long) | Token::Valued(long, _) => {
+                lexopt::Error::UnexpectedOption(format!("--{long}"))
+            }
+            Token::Operand(value) => lexopt::Error::UnexpectedArgument(value),
+        }
+    }
+}
+
+/// The flag of `flags` (or `-h/--help`) that the option `arg` names; `Err` holds the option
+/// as written when there is none.
+fn lookup(arg: &lexopt::Arg, flags: &'static [Flag]) -> Result<&'static Flag, String> {
+    let found = flags.iter().chain([&HELP]).find(|f| match arg {
+        Long(long) => f.long == *long,
+        Short(short) => f.short == Some(*short),
+        Value(_) => false,
+    });
+    found.ok_or_else(|| match arg {
+        Long(long) => format!("--{long}"),
+        Short(short) => format!("-{short}"),
+        Value(value) => value.to_string_lossy().into_owned(),
+    })
+}
+
+/// The next argument of `spec`'s command; a flag that is not in its table is a usage error,
+/// and a flag the table says takes a value gets it.
+fn next(parser: &mut lexopt::Parser, spec: &CommandSpec) -> Result<Option<Token>, lexopt::Error> {
+    let Some(arg) = parser.next()? else {
+        return Ok(None);
+    };
+    if let Value(value) = arg {
+        return Ok(Some(Token::Operand(value)));
+    }
+    let flag = lookup(&arg, spec.flags).map_err(lexopt::Error::UnexpectedOption)?;
+    Ok(Some(if flag.long == HELP.long {
+        Token::Help
+    } else if flag.value.is_some() {
+        Token::Valued(flag.long, parser.value()?)
+    } else {
+        Token::Switch(flag.long)
+    }))
+}
+
+fn help_for(spec: &'static CommandSpec) -> Command {
+    Command::Help { topic: Some(spec) }
+}
 
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt::Error> {
     let mut parser = lexopt::Parser::from_args(args);
     let Some(arg) = parser.next()? else {
         return Ok(Command::Help { topic: None });
     };
-    match arg {
-        Long("version") | Short('V') => Ok(Command::Version),
-        Long("help") | Short('h') => Ok(Command::Help { topic: None }),
-        Value(word) => {
-            let word = word.string()?;
-            match word.as_str() {
-                "compress" => parse_compress(&mut parser),
-                "expand" => one_value(&mut parser, "expand", "REF", |reference| Command::Expand {
-                    reference,
-                }),
-                "tokens" => parse_tokens(&mut parser),
-                "pin" => one_value(&mut parser, "pin", "HASH", |hash| Command::Pin {
-                    hash,
-                    pinned: true,
-                }),
-                "unpin" => one_value(&mut parser, "unpin", "HASH", |hash| Command::Pin {
-                    hash,
-                    pinned: false,
-                }),
-                "forget" => one_value(&mut parser, "forget", "HASH", |hash| Command::Forget {
-                    hash,
-                }),
-                "reset" => parse_reset(&mut parser),
-                "init" => parse_setup(&mut parser, "init", Command::Init),
-                "uninstall" => parse_setup(&mut parser, "uninstall", Command::Uninstall),
-                "doctor" => parse_doctor(&mut parser),
-                "demo" => no_args(&mut parser, "demo", Command::Demo),
-                "mcp" => parse_mcp(&mut parser),
-                "resume" => no_args(&mut parser, "resume", Command::Resume),
-                "recall" => one_value(&mut parser, "recall", "QUERY", |query| Command::Recall {
-                    query,
-                }),
-                "print-opencode-plugin" => no_args(
-                    &mut parser,
-                    "print-opencode-plugin",
-                    Command::PrintOpencodePlugin,
-                ),
-                "hook" => one_value(&mut parser, "hook", "CLIENT", |client| Command::Hook {
-                    client,
-                }),
-                "help" => Ok(Command::Help {
-                    topic: parser.next()?.map(|a| match a {
-                        Value(v) => v.to_string_lossy().into_owned(),
-                        other => format!("{other:?}"),
-                    }),
-                }),
-                _ => Err(lexopt::Error::Custom(
-                    format!("unknown command '{word}' (see sqz help)").into(),
-                )),
-            }
+    let word = match arg {
+        Value(word) => word.string()?,
+        option => {
+            let flag = lookup(&option, TOP_FLAGS).map_err(lexopt::Error::UnexpectedOption)?;
+            return Ok(if flag.long == VERSION.long {
+                Command::Version
+            } else {
+                Command::Help { topic: None }
+            });
         }
-        _ => Err(arg.unexpected()),
+    };
+    let p = &mut parser;
+    match word.as_str() {
+        "compress" => parse_compress(p),
+        "expand" => one_operand(p, &EXPAND, |reference| Command::Expand { reference }),
+        "tokens" => parse_tokens(p),
+        "pin" => one_operand(p, &PIN, |hash| Command::Pin { hash, pinned: true }),
+        "unpin" => one_operand(p, &UNPIN, |hash| Command::Pin {
+            hash,
+            pinned: false,
+        }),
+        "forget" => one_operand(p, &FORGET, |hash| Command::Forget { hash }),
+        "reset" => parse_reset(p),
+        "init" => parse_setup(p, &INIT, Command::Init),
+        "uninstall" => parse_setup(p, &UNINSTALL, Command::Uninstall),
+        "doctor" => parse_doctor(p),
+        "demo" => no_operands(p, &DEMO, Command::Demo),
+        "mcp" => parse_mcp(p),
+        "resume" => no_operands(p, &RESUME, Command::Resume),
+        "recall" => one_operand(p, &RECALL, |query| Command::Recall { query }),
+        "print-opencode-plugin" => {
+            no_operands(p, &PRINT_OPENCODE_PLUGIN, Command::PrintOpencodePlugin)
+        }
+        "hook" => one_operand(p, &HOOK, |client| Command::Hook { client }),
+        "help" => parse_help(p),
+        _ => Err(lexopt::Error::Custom(
+            format!("unknown command '{word}' (see sqz help)").into(),
+        )),
     }
 }
 
 fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut c = Compress::default();
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("cmd") => c.label = Some(parser.value()?.string()?),
-            Long("no-cache") => c.no_cache = true,
+    while let Some(token) = next(parser, &COMPRESS)? {
+        match token {
+            Token::Help => return Ok(help_for(&COMPRESS)),
+            Token::Valued("cmd", label) => c.label = Some(label.string()?),
+            Token::Switch("no-cache") => c.no_cache = true,
             // Accepted for scripts written for the original; sqz never abbreviates phrases.
-            Long("no-abbrev") => {}
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("compress".into()),
-                })
-            }
-            Value(v) if c.text.is_none() => c.text = Some(v.string()?),
-            _ => return Err(arg.unexpected()),
+            Token::Switch("no-abbrev") => {}
+            Token::Operand(text) if c.text.is_none() => c.text = Some(text.string()?),
+            other => return Err(other.unexpected()),
         }
     }
     Ok(Command::Compress(c))
@@ -168,10 +505,11 @@ fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         port: 3000,
         ..Mcp::default()
     };
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Value(v) if v == "proxy" => return parse_proxy(parser),
-            Long("transport") | Short('t') => match parser.value()?.string()?.as_str() {
+    while let Some(token) = next(parser, &MCP)? {
+        match token {
+            Token::Help => return Ok(help_for(&MCP)),
+            Token::Operand(word) if word == "proxy" => return parse_proxy(parser),
+            Token::Valued("transport", transport) => match transport.string()?.as_str() {
                 "stdio" => m.http = false,
                 "http" | "sse" | "streamable-http" => m.http = true,
                 other => {
@@ -180,52 +518,42 @@ fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
                     ))
                 }
             },
-            Long("port") | Short('p') => {
-                m.port = parser.value()?.parse()?;
+            Token::Valued("port", port) => {
+                m.port = port.parse()?;
                 m.http = true;
             }
-            Long("allow") => m.allow.push(PathBuf::from(parser.value()?)),
-            Long("version") | Short('V') => return Ok(Command::Version),
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("mcp".into()),
-                })
-            }
-            _ => return Err(arg.unexpected()),
+            Token::Valued("allow", path) => m.allow.push(PathBuf::from(path)),
+            Token::Switch("version") => return Ok(Command::Version),
+            other => return Err(other.unexpected()),
         }
     }
     Ok(Command::Mcp(m))
 }
 
 fn parse_proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
-    let mut p = crate::mcp::proxy::ProxyOptions {
-        lazy_tools: false,
-        no_desc: false,
-        no_cache: false,
-        command: Vec::new(),
-    };
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("lazy-tools") => p.lazy_tools = true,
-            Long("no-desc") => p.no_desc = true,
-            Long("no-cache") => p.no_cache = true,
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("mcp proxy".into()),
-                })
-            }
+    let mut p = Proxy::default();
+    while let Some(token) = next(parser, &MCP_PROXY)? {
+        match token {
+            Token::Help => return Ok(help_for(&MCP_PROXY)),
+            Token::Switch("lazy-tools") => p.lazy_tools = true,
+            Token::Switch("no-desc") => p.no_desc = true,
+            Token::Switch("no-cache") => p.no_cache = true,
             // The upstream command and everything after it, flags included, as written.
-            Value(program) => {
+            Token::Operand(program) => {
                 p.command.push(program);
                 p.command.extend(parser.raw_args()?);
                 break;
             }
-            _ => return Err(arg.unexpected()),
+            other => return Err(other.unexpected()),
         }
     }
     if p.command.is_empty() {
         return Err(lexopt::Error::Custom(
-            "mcp proxy needs the upstream command (usage: sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…)".into(),
+            format!(
+                "mcp proxy needs the upstream command (usage: {})",
+                usage(&MCP_PROXY)
+            )
+            .into(),
         ));
     }
     Ok(Command::McpProxy(p))
@@ -233,15 +561,11 @@ fn parse_proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 
 fn parse_tokens(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut file = None;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("tokens".into()),
-                })
-            }
-            Value(v) if file.is_none() => file = Some(PathBuf::from(v)),
-            _ => return Err(arg.unexpected()),
+    while let Some(token) = next(parser, &TOKENS)? {
+        match token {
+            Token::Help => return Ok(help_for(&TOKENS)),
+            Token::Operand(path) if file.is_none() => file = Some(PathBuf::from(path)),
+            other => return Err(other.unexpected()),
         }
     }
     Ok(Command::Tokens { file })
@@ -249,15 +573,11 @@ fn parse_tokens(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 
 fn parse_reset(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut all = false;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("all") => all = true,
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("reset".into()),
-                })
-            }
-            _ => return Err(arg.unexpected()),
+    while let Some(token) = next(parser, &RESET)? {
+        match token {
+            Token::Help => return Ok(help_for(&RESET)),
+            Token::Switch("all") => all = true,
+            other => return Err(other.unexpected()),
         }
     }
     Ok(Command::Reset { all })
@@ -265,7 +585,7 @@ fn parse_reset(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 
 fn parse_setup(
     parser: &mut lexopt::Parser,
-    command: &str,
+    spec: &'static CommandSpec,
     make: fn(Setup) -> Command,
 ) -> Result<Command, lexopt::Error> {
     let mut s = Setup::default();
@@ -275,18 +595,14 @@ fn parse_setup(
             .filter(|c| !c.is_empty())
             .collect()
     };
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("global") => s.global = true,
-            Long("only") => s.only.extend(list(parser.value()?.string()?)),
-            Long("skip") => s.skip.extend(list(parser.value()?.string()?)),
-            Long("dry-run") => s.dry_run = true,
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some(command.into()),
-                })
-            }
-            _ => return Err(arg.unexpected()),
+    while let Some(token) = next(parser, spec)? {
+        match token {
+            Token::Help => return Ok(help_for(spec)),
+            Token::Switch("global") => s.global = true,
+            Token::Valued("only", clients) => s.only.extend(list(clients.string()?)),
+            Token::Valued("skip", clients) => s.skip.extend(list(clients.string()?)),
+            Token::Switch("dry-run") => s.dry_run = true,
+            other => return Err(other.unexpected()),
         }
     }
     Ok(make(s))
@@ -294,83 +610,199 @@ fn parse_setup(
 
 fn parse_doctor(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let (mut global, mut fix) = (false, false);
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("global") => global = true,
-            Long("fix") => fix = true,
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some("doctor".into()),
-                })
-            }
-            _ => return Err(arg.unexpected()),
+    while let Some(token) = next(parser, &DOCTOR)? {
+        match token {
+            Token::Help => return Ok(help_for(&DOCTOR)),
+            Token::Switch("global") => global = true,
+            Token::Switch("fix") => fix = true,
+            other => return Err(other.unexpected()),
         }
     }
     Ok(Command::Doctor { global, fix })
 }
 
-fn no_args(
+/// `sqz help [COMMAND]`; `COMMAND` may be two words (`mcp proxy`). An unknown topic, or a
+/// flag where the topic goes, is a usage error.
+fn parse_help(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut words = Vec::new();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Value(word) => words.push(word.to_string_lossy().into_owned()),
+            option => match lookup(&option, HELP_COMMAND.flags) {
+                Ok(_) => return Ok(help_for(&HELP_COMMAND)),
+                Err(written) => return Err(no_help(&written)),
+            },
+        }
+    }
+    if words.is_empty() {
+        return Ok(Command::Help { topic: None });
+    }
+    let topic = words.join(" ");
+    find(&topic).map(help_for).ok_or_else(|| no_help(&topic))
+}
+
+fn no_help(topic: &str) -> lexopt::Error {
+    lexopt::Error::Custom(format!("no help for '{topic}' (see sqz help)").into())
+}
+
+fn no_operands(
     parser: &mut lexopt::Parser,
-    command: &str,
+    spec: &'static CommandSpec,
     then: Command,
 ) -> Result<Command, lexopt::Error> {
-    match parser.next()? {
+    match next(parser, spec)? {
         None => Ok(then),
-        Some(Long("help") | Short('h')) => Ok(Command::Help {
-            topic: Some(command.into()),
-        }),
-        Some(arg) => Err(arg.unexpected()),
+        Some(Token::Help) => Ok(help_for(spec)),
+        Some(other) => Err(other.unexpected()),
     }
 }
 
-/// Exactly one positional value, e.g. the HASH of `sqz pin HASH`, handed to `make`.
-fn one_value(
+/// Exactly one operand, e.g. the HASH of `sqz pin HASH`, handed to `make`.
+fn one_operand(
     parser: &mut lexopt::Parser,
-    command: &str,
-    name: &str,
+    spec: &'static CommandSpec,
     make: impl FnOnce(String) -> Command,
 ) -> Result<Command, lexopt::Error> {
     let mut value = None;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("help") | Short('h') => {
-                return Ok(Command::Help {
-                    topic: Some(command.into()),
-                })
-            }
-            Value(v) if value.is_none() => value = Some(v.string()?),
-            _ => return Err(arg.unexpected()),
+    while let Some(token) = next(parser, spec)? {
+        match token {
+            Token::Help => return Ok(help_for(spec)),
+            Token::Operand(v) if value.is_none() => value = Some(v.string()?),
+            other => return Err(other.unexpected()),
         }
     }
     match value {
         Some(v) => Ok(make(v)),
         None => Err(lexopt::Error::Custom(
-            format!("{command} needs {name} (usage: sqz {command} {name})").into(),
+            format!("{} needs {} (usage: {})", spec.name, spec.args, usage(spec)).into(),
         )),
     }
 }
 
-/// The text of `sqz help` or `sqz help COMMAND`.
-pub fn help(topic: Option<&str>) -> Option<String> {
-    if let Some(topic) = topic {
-        let (_, usage, about) = COMMANDS.iter().find(|(name, _, _)| *name == topic)?;
-        return Some(format!("usage: {usage}\n\n{about}\n"));
+/// `sqz NAME [--flag VALUE]… ARGS`, from the table.
+pub fn usage(spec: &CommandSpec) -> String {
+    let mut line = format!("sqz {}", spec.name);
+    for flag in spec.flags {
+        line.push_str(&format!(" [--{}", flag.long));
+        if let Some(value) = flag.value {
+            line.push_str(&format!(" {value}"));
+        }
+        line.push(']');
+        if flag.repeats {
+            line.push('…');
+        }
     }
+    if !spec.args.is_empty() {
+        line.push_str(&format!(" {}", spec.args));
+    }
+    line
+}
+
+/// The flag as its help line shows it: `-t, --transport stdio|http`.
+fn flag_name(flag: &Flag) -> String {
+    let mut name = match flag.short {
+        Some(short) => format!("-{short}, --{}", flag.long),
+        None => format!("    --{}", flag.long),
+    };
+    if let Some(value) = flag.value {
+        name.push_str(&format!(" {value}"));
+    }
+    name
+}
+
+/// The text of `sqz help` (no topic) or of one command's help.
+pub fn help(topic: Option<&CommandSpec>) -> String {
+    match topic {
+        Some(spec) => command_help(spec),
+        None => overview(),
+    }
+}
+
+fn command_help(spec: &CommandSpec) -> String {
+    let mut out = format!("usage: {}\n\n{}\n", usage(spec), spec.summary);
+    if !spec.about.is_empty() {
+        out.push_str(&format!("{}\n", spec.about));
+    }
+    out.push_str("\nFlags:\n");
+    let flags: Vec<&Flag> = spec.flags.iter().chain([&HELP]).collect();
+    let width = flags.iter().map(|f| flag_name(f).len()).max().unwrap_or(0);
+    for flag in flags {
+        let name = flag_name(flag);
+        let again = if flag.repeats { " (repeatable)" } else { "" };
+        out.push_str(&format!("  {name:<width$}  {}{again}\n", flag.meaning));
+    }
+    out
+}
+
+fn overview() -> String {
     let mut out = format!(
         "sqz {} — compresses the tool output AI coding agents read; everything stays recoverable.\n\nCommands:\n",
         env!("CARGO_PKG_VERSION")
     );
-    for (_, usage, about) in COMMANDS {
-        let first = about.lines().next().unwrap_or("");
-        out.push_str(&format!("  {usage}\n      {first}\n"));
+    for spec in COMMANDS {
+        out.push_str(&format!("  {}\n      {}\n", usage(spec), spec.summary));
     }
-    out.push_str("  sqz --version\n      Print the version.\n\nEnvironment:\n");
-    for v in crate::env::VARIABLES {
+    for flag in TOP_FLAGS {
         out.push_str(&format!(
-            "  {:<24}{} (default {})\n",
-            v.name, v.meaning, v.default
+            "  sqz --{}\n      {}.\n",
+            flag.long,
+            capitalized(flag.meaning)
         ));
     }
+    out.push_str("\nEnvironment:\n");
+    for v in crate::env::VARIABLES {
+        out.push_str(&format!("  {:<24}{}", v.name, v.meaning));
+        if !v.default.is_empty() {
+            out.push_str(&format!(" (default {})", v.default));
+        }
+        out.push('\n');
+    }
     out.push_str("\nRun `sqz help COMMAND` for one command's flags.\n");
-    Some(out)
+    out
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_are_one_sentence_and_flags_unique() {
+        for spec in COMMANDS {
+            let s = spec.summary;
+            assert!(s.ends_with('.') && !s.contains('\n'), "{}: {s}", spec.name);
+            assert!(
+                !s.trim_end_matches('.').contains(". "),
+                "{}: more than one sentence",
+                spec.name
+            );
+            let mut names: Vec<String> = spec.flags.iter().map(|f| f.long.into()).collect();
+            names.extend(spec.flags.iter().filter_map(|f| f.short.map(String::from)));
+            names.extend(["help".into(), "h".into()]);
+            let count = names.len();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), count, "{}: a flag twice", spec.name);
+        }
+    }
+
+    #[test]
+    fn the_only_flag_names_every_client() {
+        let only = SETUP_FLAGS.iter().find(|f| f.long == "only").unwrap();
+        let listed: Vec<&str> = only
+            .meaning
+            .rsplit(": ")
+            .next()
+            .unwrap()
+            .split(' ')
+            .collect();
+        assert_eq!(listed, crate::setup::CLIENTS);
+    }
 }

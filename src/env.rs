@@ -184,4 +184,16 @@ mod tests {
         let env = Env::from_lookup(|n| (n == "SQZ_MAX_INPUT_MB").then(|| "4".into()));
         assert_eq!(env.max_input_mb, 4);
     }
+
+    #[test]
+    fn from_lookup_asks_for_exactly_the_table() {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        Env::from_lookup(|name| {
+            asked.borrow_mut().insert(name.to_string());
+            None
+        });
+        let table: std::collections::BTreeSet<String> =
+            VARIABLES.iter().map(|v| v.name.to_string()).collect();
+        assert_eq!(asked.into_inner(), table);
+    }
 }

@@ -14,6 +14,7 @@ pub mod hook;
 pub mod json;
 pub mod mcp;
 pub mod serve;
+pub mod setup;
 pub mod store;
 pub mod text;
 pub mod tokens;

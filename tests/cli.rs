@@ -753,3 +753,108 @@ fn recall_finds_an_earlier_output_by_its_words() {
     assert_eq!(bad.code, 2);
     assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
 }
+
+/// The words of a command's name, then `rest`.
+fn command_line<'a>(spec: &'a sqz::cli::CommandSpec, rest: &[&'a str]) -> Vec<&'a str> {
+    spec.name.split(' ').chain(rest.iter().copied()).collect()
+}
+
+/// Operands that satisfy a usage line's `REF`, `-- CMD ARGS…`; optional ones are left out.
+fn sample_operands(args: &str) -> Vec<&str> {
+    args.split_whitespace()
+        .filter(|a| !a.starts_with('[') && !a.ends_with('…'))
+        .map(|a| if a == "--" { "--" } else { "true" })
+        .collect()
+}
+
+/// A value a flag's value name accepts: the first of `stdio|http`, a number for `N`.
+fn sample_value(name: &str) -> &str {
+    match name {
+        "N" => "3000",
+        _ => name.split('|').next().unwrap(),
+    }
+}
+
+#[test]
+fn every_command_table_makes_its_help_and_its_parser() {
+    use sqz::cli::{parse, Command as Parsed, COMMANDS, HELP};
+    let scratch = Scratch::new("tables");
+    for spec in COMMANDS {
+        let flags: Vec<_> = spec.flags.iter().chain([&HELP]).collect();
+        for args in [
+            [&["help"][..], &command_line(spec, &[])].concat(),
+            command_line(spec, &["--help"]),
+            command_line(spec, &["-h"]),
+        ] {
+            let run = sqz(bin(), &scratch.db(), &args, b"", &[]);
+            assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+            let out = run.stdout_text();
+            assert!(
+                out.starts_with(&format!("usage: {}\n", sqz::cli::usage(spec))),
+                "{args:?}: {out}"
+            );
+            for flag in &flags {
+                let mut shown = format!("--{}", flag.long);
+                if let Some(short) = flag.short {
+                    shown = format!("-{short}, {shown}");
+                }
+                if let Some(value) = flag.value {
+                    shown = format!("{shown} {value}");
+                }
+                assert!(out.contains(&shown), "{args:?} lacks {shown}: {out}");
+                assert!(out.contains(flag.meaning), "{args:?}: {out}");
+            }
+        }
+        let operands = sample_operands(spec.args);
+        for flag in spec.flags {
+            let long = format!("--{}", flag.long);
+            let short = flag.short.map(|c| format!("-{c}"));
+            for form in std::iter::once(&long).chain(&short) {
+                let mut rest = vec![form.as_str()];
+                rest.extend(flag.value.map(sample_value));
+                rest.extend(&operands);
+                let args = command_line(spec, &rest);
+                let parsed = parse(args.iter().map(|a| a.into()));
+                assert!(
+                    matches!(parsed, Ok(ref c) if !matches!(c, Parsed::Help { .. })),
+                    "{args:?}: {}",
+                    parsed.err().map(|e| e.to_string()).unwrap_or_default()
+                );
+            }
+        }
+        let mut rest = vec!["--not-in-the-table"];
+        rest.extend(&operands);
+        let args = command_line(spec, &rest);
+        assert!(parse(args.iter().map(|a| a.into())).is_err(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_names_no_variable_outside_the_table() {
+    let scratch = Scratch::new("helpvars");
+    let help = sqz(bin(), &scratch.db(), &["help"], b"", &[]).stdout_text();
+    let names: Vec<&str> = sqz::env::VARIABLES.iter().map(|v| v.name).collect();
+    for name in &names {
+        assert!(help.contains(&format!("\n  {name} ")), "{name} not listed");
+    }
+    let looks_like_a_variable = |w: &str| {
+        w.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && (w.contains('_') || w.starts_with("SQZ"))
+            && w.len() > 2
+    };
+    for word in help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if looks_like_a_variable(word) {
+            assert!(names.contains(&word), "{word} is not in env::VARIABLES");
+        }
+    }
+    for args in [&["help", "--x"][..], &["help", "nope"], &["help", "-q"]] {
+        let run = sqz(bin(), &scratch.db(), args, b"", &[]);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert_eq!(
+            run.stderr,
+            format!("sqz: no help for '{}' (see sqz help)\n", args[1])
+        );
+        assert!(run.stdout.is_empty());
+    }
+}

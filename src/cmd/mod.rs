@@ -43,9 +43,9 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
             write_stdout(crate::hook::opencode::plugin(path).as_bytes());
             Ok(0)
         }
-        Command::Init(setup) => done(init::init(&setup)),
-        Command::Uninstall(setup) => done(init::uninstall(&setup)),
-        Command::Doctor { global, fix } => done(doctor::run(global, fix, env)),
+        Command::Init(setup) => init::init(&setup, env),
+        Command::Uninstall(setup) => init::uninstall(&setup, env),
+        Command::Doctor { global, fix } => doctor::run(global, fix, env),
         Command::Mcp(args) => {
             if let Some(missing) = args
                 .allow
@@ -64,15 +64,17 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
                 crate::mcp::server::serve_stdio(&options, env)
             })
         }
-        Command::McpProxy(options) => done(crate::mcp::proxy::run(options, env)),
+        Command::McpProxy(proxy) => {
+            let options = crate::mcp::proxy::ProxyOptions {
+                lazy_tools: proxy.lazy_tools,
+                no_desc: proxy.no_desc,
+                no_cache: proxy.no_cache,
+                command: proxy.command,
+            };
+            done(crate::mcp::proxy::run(options, env))
+        }
         Command::Help { topic } => {
-            let text = crate::cli::help(topic.as_deref()).ok_or_else(|| {
-                Error::usage(format!(
-                    "no help for '{}' (see sqz help)",
-                    topic.unwrap_or_default()
-                ))
-            })?;
-            write_stdout(text.as_bytes());
+            write_stdout(crate::cli::help(topic).as_bytes());
             Ok(0)
         }
         Command::Version => {
