@@ -404,7 +404,7 @@ fn twenty_concurrent_compressions_share_one_store() {
         let expand = expand(bin(), &db, &hash16(log.as_bytes()));
         assert_eq!(expand.stdout, log.as_bytes());
     }
-    let (store, _) = sqz::store::Store::open(&db).unwrap();
+    let (store, _) = sqz::store::Store::open(&db, 0).unwrap();
     assert_eq!(store.integrity_check().unwrap(), "ok");
 }
 
@@ -565,7 +565,7 @@ fn expand_reports_a_store_error_with_exit_three_and_records_events() {
     let log = build_log("events");
     compress(bin(), &scratch.db(), "cargo build", log.as_bytes());
     expand(bin(), &scratch.db(), &hash16(log.as_bytes()));
-    let (store, _) = sqz::store::Store::open(&scratch.db()).unwrap();
+    let (store, _) = sqz::store::Store::open(&scratch.db(), 0).unwrap();
     let kinds: Vec<String> = store
         .totals_by_kind()
         .unwrap()

@@ -74,7 +74,7 @@ fn temp_store() -> TempStore {
         std::process::id(),
         fastrand::u64(..)
     ));
-    let (store, _) = Store::open(&dir.join("sessions.db")).expect("store");
+    let (store, _) = Store::open(&dir.join("sessions.db"), 0).expect("store");
     TempStore { dir, store }
 }
 

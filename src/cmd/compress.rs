@@ -28,7 +28,7 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     let code = exit_code.unwrap_or(0);
     let no_cache = args.no_cache || env.no_dedup;
 
-    let (mut store, store_problem) = match crate::serve::open_store(env) {
+    let (mut store, store_problem) = match crate::serve::open_store(env, now_ms()) {
         Ok((store, notice)) => (Some(store), notice),
         Err(e) => (None, Some(format!("sqz: {e}; nothing stored"))),
     };
@@ -48,7 +48,7 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
 }
 
 fn emit(stdout: &[u8], header: Option<&str>, env: &Env) {
-    super::write_stdout(stdout);
+    super::io::write_stdout(stdout);
     if let (Some(header), false) = (header, env.quiet) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{header}");

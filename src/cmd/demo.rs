@@ -13,7 +13,7 @@ const SOURCE_FILE: &[u8] = include_bytes!("../../fixtures/cat-rust-source/input.
 pub fn run() -> i32 {
     let dir = std::env::temp_dir().join(format!("sqz-demo-{}-{}", std::process::id(), now_ms()));
     let db = dir.join("sessions.db");
-    let code = match Store::open(&db) {
+    let code = match Store::open(&db, now_ms()) {
         Ok((mut store, _)) => {
             let env = Env::from_lookup(|_| None);
             walk_through(&mut store, &env);

@@ -33,7 +33,7 @@ pub fn run(global: bool, fix: bool, env: &Env) -> Result<u8> {
         Some(at) => format!("last compression: {}\n", ago(at)),
         None => "last compression: none recorded\n".into(),
     });
-    super::write_stdout(out.as_bytes());
+    super::io::write_stdout(out.as_bytes());
     let broken = doctor.rows.iter().any(|r| !r.fix.is_empty());
     if !fix || !broken {
         return Ok(u8::from(broken));
@@ -49,7 +49,7 @@ pub fn run(global: bool, fix: bool, env: &Env) -> Result<u8> {
             .collect();
         if !clients.is_empty() {
             let report = setup::apply(&clients, scope, true, false);
-            super::write_stdout(report.text.as_bytes());
+            super::io::write_stdout(report.text.as_bytes());
             status = status.max(report.status);
             errors.extend(report.errors);
         }
@@ -66,7 +66,7 @@ fn last_compression(env: &Env) -> Option<i64> {
     if !env.db_path.is_file() {
         return None;
     }
-    let (store, _) = crate::store::Store::open(&env.db_path).ok()?;
+    let (store, _) = crate::store::Store::open(&env.db_path, crate::clock::now_ms()).ok()?;
     store.last_event_at().ok().flatten()
 }
 

@@ -1,7 +1,7 @@
 //! `sqz expand REF`: print the original bytes behind a reference, whole or a line range. Exit 0
 //! found, 1 no match, 2 ambiguous or malformed, 3 store error.
 
-use super::{open_store, write_stdout};
+use super::io::{open_store, write_stdout};
 use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::Result;

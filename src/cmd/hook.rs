@@ -1,7 +1,7 @@
 //! `sqz hook CLIENT`: read the payload, let the client's handler answer it, print the answer and
 //! at most one line of reason, and exit 0 whatever happens, so the agent always goes on.
 
-use super::write_stdout;
+use super::io::write_stdout;
 use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::Result;
@@ -56,7 +56,7 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
         }),
         Client::ClaudePost => {
             claude::post_answer(payload, env.bash_max_output_length, |label, bytes| {
-                let mut store = crate::serve::open_store(env).ok().map(|(s, _)| s);
+                let mut store = crate::serve::open_store(env, now_ms()).ok().map(|(s, _)| s);
                 let served =
                     crate::serve::compress(label, bytes, store.as_mut(), false, env, now_ms());
                 (served.kind, served.stdout)
@@ -73,7 +73,7 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
 /// now may be referenced again. The payload says which session compacts; the marker is global,
 /// so it is only drained. Answers `{}` whatever happens.
 fn precompact(env: &Env) -> u8 {
-    let marked = crate::serve::open_store(env)
+    let marked = crate::serve::open_store(env, now_ms())
         .map_err(|e| e.to_string())
         .and_then(|(mut store, _)| {
             store

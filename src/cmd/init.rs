@@ -20,7 +20,7 @@ fn run(args: &Setup, install: bool, env: &Env) -> Result<u8> {
     // Uninstall also goes through clients whose config directory is gone.
     let clients = setup::selected(&args.only, &args.skip, &scope.home, !install)?;
     let report = setup::apply(&clients, &scope, install, args.dry_run);
-    super::write_stdout(report.text.as_bytes());
+    super::io::write_stdout(report.text.as_bytes());
     report.result()
 }
 

@@ -1,6 +1,6 @@
 //! Small store commands: tokens, pin/unpin, forget, reset.
 
-use super::{open_store, write_stdout};
+use super::io::{open_store, write_stdout};
 use crate::doc::reference::normalize_hash;
 use crate::env::Env;
 use crate::error::{Error, Result};

@@ -1,5 +1,6 @@
-//! The command layer: one file per subcommand. Only this layer (and `main`) touches stdin,
-//! stdout, stderr, the environment and the clock.
+//! The command layer, the top of the tree: one file per subcommand, and the dispatch here. Only
+//! this layer (and the MCP transports it starts) reads stdin, writes stdout and reads the
+//! clock; everything below takes bytes and `now` as arguments and returns what to print.
 
 mod compress;
 mod demo;
@@ -7,6 +8,7 @@ mod doctor;
 mod expand;
 mod hook;
 mod init;
+mod io;
 mod manage;
 mod recall;
 mod resume;
@@ -14,8 +16,7 @@ mod resume;
 use crate::cli::Command;
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::store::Store;
-use std::io::Write;
+use io::write_stdout;
 
 /// Runs one command: `Ok` with its exit status when it did its job (a status of 1 can still
 /// mean "nothing found"), `Err` when it could not; `main` prints the error once.
@@ -82,19 +83,4 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
             Ok(0)
         }
     }
-}
-
-/// Writes to stdout; a closed pipe is not an error.
-pub fn write_stdout(bytes: &[u8]) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(bytes).and_then(|()| out.flush());
-}
-
-/// Opens the store for a command that cannot work without it.
-fn open_store(env: &Env) -> Result<Store> {
-    let (store, notice) = crate::serve::open_store(env)?;
-    if let Some(notice) = notice {
-        eprintln!("{notice}");
-    }
-    Ok(store)
 }

@@ -1,7 +1,7 @@
 //! `sqz recall QUERY`: the 10 best entries sqz served for QUERY. Exit 0 with hits, 1 without,
 //! 2 for a query with no words.
 
-use super::{open_store, write_stdout};
+use super::io::{open_store, write_stdout};
 use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::{Error, Result};

@@ -28,7 +28,9 @@ pub fn run(env: &Env) -> i32 {
             .read_to_end(&mut payload);
     }
     let guide = if env.db_path.exists() {
-        match Store::open(&env.db_path).and_then(|(store, _)| store.recent_entries(ENTRIES)) {
+        match Store::open(&env.db_path, now_ms())
+            .and_then(|(store, _)| store.recent_entries(ENTRIES))
+        {
             Ok(entries) => guide(&entries, now_ms()),
             Err(e) => {
                 eprintln!("sqz: resume: {e}");
@@ -38,7 +40,7 @@ pub fn run(env: &Env) -> i32 {
     } else {
         guide(&[], 0)
     };
-    super::write_stdout(guide.as_bytes());
+    super::io::write_stdout(guide.as_bytes());
     0
 }
 

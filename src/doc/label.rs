@@ -64,8 +64,7 @@ impl<'a> Label<'a> {
         }
         self.args
             .iter()
-            .filter(|w| !w.starts_with('-') && w.contains('.'))
-            .last()
+            .rfind(|w| !w.starts_with('-') && w.contains('.'))
             .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
     }
 

@@ -4,8 +4,8 @@
 //! error and location, and the `built in` / `compiled …` lines stay. Output that is neither
 //! tool's is refused, so `npm run build` of another tool falls through.
 
-use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
-use super::Label;
+use super::fold::{fold_kinds, folds_any, DEFAULT};
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 /// The largest assets a vite build lists stay visible: they are what an agent checks.
@@ -128,8 +128,8 @@ fn has_size(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::label::Label;
     use crate::doc::render;
-    use crate::fmt::Label;
 
     const VITE: &str = "vite v7.3.8 building client environment for production...
 transforming...

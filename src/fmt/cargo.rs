@@ -5,8 +5,8 @@
 //! `test result:` line and the `Finished` line stay verbatim; it never folds a fact line, and
 //! output without a cargo shape is refused.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

@@ -3,8 +3,8 @@
 //! container and layer ids — into one counted marker. Step headers, every line a step printed,
 //! every `ERROR` and the whole of a failing step, and the image id and tag lines stay verbatim.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

@@ -5,8 +5,8 @@
 //! input, with a marker that restores the rows. Columns are cut at the header's offsets; a table
 //! without the expected header, or a row that does not fit it, is kept or refused.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 /// A run folds only when it has at least this many rows.

@@ -5,8 +5,8 @@
 //! among them, taken from the input, plus a marker. Lines that are not `SIZE<TAB>PATH` stay;
 //! output that is mostly something else is refused.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 use std::collections::BTreeMap;
 

@@ -3,8 +3,8 @@
 //! `.cache`) fold into a counted summary and marker, while project files stay visible. Lines
 //! that are not paths (errors such as `find: …: Permission denied`) stay verbatim.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{unfold, Doc, Piece};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};

@@ -5,7 +5,7 @@
 //! current branch (`* …`), every local branch, `HEAD -> …`, remote-only branches and any other
 //! line stay verbatim. `-v`/`-vv` output (hashes, ahead/behind/gone) is left alone.
 
-use super::Label;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,8 +3,8 @@
 //! previous commit's author, and the per-file lines of a `--stat` block with many files (its
 //! `N files changed` line always stays). `--oneline` is already compact and is left alone.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

@@ -4,8 +4,8 @@
 //! `CONFLICT` lines, server messages and the diffstat summary stay; big diffstats fold.
 
 use super::git_log::{is_stat_line, stat_pieces};
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

@@ -4,8 +4,8 @@
 //! Section headings and every file line with its status stay verbatim and in place, so a file
 //! never moves between staged, unstaged and untracked; unfamiliar output is refused.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

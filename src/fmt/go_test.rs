@@ -3,8 +3,8 @@
 //! `=== RUN` line naming the test that logged a message, panics and goroutine dumps, and every
 //! per-package `ok`/`FAIL`/`?` result line stay verbatim; a fact line is never folded.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

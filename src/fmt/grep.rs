@@ -4,8 +4,8 @@
 //! `target/`, `vendor/`, …) fold first as whole groups. Never hides a match without a marker;
 //! lines that are not matches (`grep: x: Permission denied`, unknown lines) stay verbatim.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{unfold, Doc, Piece};
 
 /// Matches of one file shown before the rest fold.

@@ -3,8 +3,8 @@
 //! frame and stack frames, and the `Tests:` / `Test Files` / bun's `N pass` summaries stay
 //! verbatim; a passing test whose name reads like a fact stays too.
 
-use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
-use super::Label;
+use super::fold::{fold_kinds, folds_any, DEFAULT};
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
@@ -66,8 +66,8 @@ fn line_kind(line: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::label::Label;
     use crate::doc::render;
-    use crate::fmt::Label;
 
     const JEST: &str = "PASS src/a.test.ts\nPASS src/b.test.ts\nPASS src/d.test.ts\nFAIL src/c.test.ts\n  ✓ works (2 ms)\n  ✓ also works\n  ✓ still works\n  ✕ breaks (3 ms)\n\n  ● breaks\n\n    Expected: 3\n    Received: 4\n\nTests:       1 failed, 3 passed, 4 total\n";
 

@@ -9,8 +9,8 @@
 //! - `kubectl apply`: every `created`/`configured` line is the result and stays; a run of
 //!   `unchanged` lines folds when there are many.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 /// Fewest healthy rows (or unchanged objects) worth a marker.
@@ -165,7 +165,7 @@ fn format_apply(doc: &Doc) -> Option<Vec<Piece>> {
     if count < MIN_FOLD {
         return None;
     }
-    let pieces = super::fold_consecutive(doc, |l| unchanged(l).then_some("unchanged object"));
+    let pieces = super::fold::fold_consecutive(doc, |l| unchanged(l).then_some("unchanged object"));
     let folded = pieces
         .iter()
         .any(|p| matches!(p, Piece::Fold { lines, .. } if lines.len() >= 2));

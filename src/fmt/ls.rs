@@ -7,8 +7,8 @@
 //! files, section headers, error lines (`ls: cannot access …`) and any line that is not a long
 //! row stay verbatim. Groups smaller than [`MIN_GROUP`] stay as they are.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 use std::collections::BTreeMap;
 

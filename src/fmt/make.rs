@@ -4,8 +4,8 @@
 //! context, the link and archive commands (they name what was built) and every `make: ***`
 //! line stay verbatim; a fact line is never folded.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

@@ -3,8 +3,8 @@
 //! The `Building jar:` line names the artifact and stays. Every `[ERROR]`/`[WARNING]` line,
 //! each test class's `Tests run:` line, failure traces, and the BUILD result stay verbatim.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

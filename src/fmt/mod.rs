@@ -13,13 +13,13 @@ mod docker;
 mod docker_list;
 mod du;
 mod files;
+mod fold;
 mod git_branch;
 mod git_log;
 mod git_remote;
 mod git_status;
 mod go_test;
 mod grep;
-mod js_py_fold;
 mod js_test;
 mod kubectl;
 mod ls;
@@ -239,36 +239,6 @@ pub(crate) fn accounts_for_every_line(line_count: usize, pieces: &[Piece]) -> bo
         }
     }
     seen.iter().all(|s| *s)
-}
-
-/// Groups consecutive foldable lines into one fold each; all other lines are kept.
-/// `kind(line)` names what a foldable line is, or `None` to keep it.
-pub fn fold_consecutive(doc: &Doc, kind: impl Fn(&str) -> Option<&'static str>) -> Vec<Piece> {
-    let mut pieces: Vec<Piece> = Vec::new();
-    for (n, line) in doc.lines.iter().enumerate() {
-        match kind(line) {
-            Some(what) => match pieces.last_mut() {
-                Some(Piece::Fold { lines, what: w })
-                    if w == what && lines.last() == Some(&(n - 1)) =>
-                {
-                    lines.push(n)
-                }
-                _ => pieces.push(Piece::Fold {
-                    lines: vec![n],
-                    what: what.to_string(),
-                }),
-            },
-            None => pieces.push(Piece::Keep(n)),
-        }
-    }
-    // A fold of a single line hides nothing worth a marker.
-    pieces
-        .into_iter()
-        .flat_map(|p| match p {
-            Piece::Fold { lines, .. } if lines.len() == 1 => vec![Piece::Keep(lines[0])],
-            other => vec![other],
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! extraneous, missing) and folds the deeper levels per top-level dependency. `test` is left
 //! to the jest/vitest formatter and `run build` to the bundler formatter.
 
-use super::js_py_fold::{fold_kinds, folds_any, Folding, DEFAULT};
-use super::Label;
+use super::fold::{fold_kinds, folds_any, Folding, DEFAULT};
 use crate::doc::facts::Floor;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 fn is_package_manager(program: &str) -> bool {
@@ -148,8 +148,8 @@ fn is_anomaly(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::label::Label;
     use crate::doc::render;
-    use crate::fmt::Label;
 
     const TREE: &str = "orders-service@3.2.0 /home/dev/orders-service
 ├─┬ axios@0.21.1

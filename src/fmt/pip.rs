@@ -4,8 +4,8 @@
 //! named, every ERROR / WARNING and the conflict explanations stay. `pip list` and `pip freeze`
 //! are the listing the agent asked for and are not claimed.
 
-use super::js_py_fold::{fold_kinds, folds_any, Folding, DEFAULT};
-use super::Label;
+use super::fold::{fold_kinds, folds_any, Folding, DEFAULT};
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
@@ -101,8 +101,8 @@ fn is_progress_bar(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::label::Label;
     use crate::doc::render;
-    use crate::fmt::Label;
 
     const INSTALL: &str = "Collecting requests
   Downloading requests-2.34.2-py3-none-any.whl (73 kB)

@@ -5,8 +5,8 @@
 //! [`MIN_RUN`] ordinary processes become one summary naming each program with its pids,
 //! counted from the input, with a marker that restores the rows. Other `ps` formats are refused.
 
-use super::Label;
 use crate::doc::facts::reports_failure;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 /// A run folds only when it has at least this many rows.

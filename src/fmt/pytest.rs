@@ -3,8 +3,8 @@
 //! `E`, `s` or `x` stays verbatim, and so does every FAILURES / ERRORS section, the short test
 //! summary and the final count line. Output without a pytest session shape is refused.
 
-use super::js_py_fold::{fold_kinds, folds_any, DEFAULT};
-use super::Label;
+use super::fold::{fold_kinds, folds_any, DEFAULT};
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {
@@ -162,8 +162,8 @@ fn is_dots_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::label::Label;
     use crate::doc::render;
-    use crate::fmt::Label;
 
     const VERBOSE: &str = "============================= test session starts ==============================
 platform linux -- Python 3.11.2, pytest-9.2.0, pluggy-1.7.0 -- /home/dev/inventory-py/.venv/bin/python

@@ -6,8 +6,8 @@
 //! the `# (N unchanged … hidden)` lines, `Plan:`, `Apply complete!`, and every Error and
 //! Warning block stay verbatim. Output without a terraform shape is refused.
 
-use super::Label;
 use crate::doc::facts::is_fact;
+use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 pub fn matches(label: &Label) -> bool {

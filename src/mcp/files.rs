@@ -2,8 +2,8 @@
 //! a read is lossless apart from colour codes, and their saving comes only from references,
 //! slice references and deltas on repeats. A size cap always says in the header what it cut.
 
+use super::context::{bool_arg, count_arg, serve_whole, string_arg, Context, ToolOutput};
 use super::pattern::Pattern;
-use super::tools::{bool_arg, count_arg, serve_whole, string_arg, Context, ToolOutput};
 use crate::clock;
 use crate::engine::ansi;
 use crate::fmt::bulk::skipped_in_walks;

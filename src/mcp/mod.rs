@@ -2,6 +2,7 @@
 //! (`sqz mcp proxy`) that compresses another server's results. Both speak newline-delimited
 //! JSON-RPC 2.0 and write nothing but protocol to stdout.
 
+mod context;
 mod files;
 pub mod http;
 pub mod pattern;

@@ -268,7 +268,7 @@ fn unsupported_version(id: &Value, asked: &str) -> String {
 /// The store for a server's life, or none (then every answer is sent whole): the reason it is
 /// unavailable, or the notice that a corrupt store was moved aside, goes to stderr once.
 pub fn open_store(env: &Env) -> Option<crate::store::Store> {
-    match crate::serve::open_store(env) {
+    match crate::serve::open_store(env, crate::clock::now_ms()) {
         Ok((store, notice)) => {
             if let Some(notice) = notice {
                 eprintln!("{notice}");

@@ -84,7 +84,7 @@ pub fn serve(store: Option<&mut Store>, env: &Env, now: i64, item: &Lossless) ->
         tokens_in,
         tokens_out,
         hash: Some(&hash),
-        entry: new_entry.then(|| EntryWrite {
+        entry: new_entry.then_some(EntryWrite {
             original: item.original.as_bytes(),
             served: item.body.as_bytes(),
             path_key: item.path_key,

@@ -1,8 +1,9 @@
 //! What `sqz doctor` checks, per client and scope: whether what init writes is there, intact
 //! and not duplicated, and which scopes `--fix` should hand back to init. It reads only.
 
-use super::edit::{count_hooks, find_block, is_ours};
-use super::{changes, found, plan, read, tier, Change, Outcome, Scope, CLIENTS};
+use super::clients::{changes, found, tier, Scope, CLIENTS};
+use super::edit::{count_hooks, find_block, is_ours, Change};
+use super::plan::{plan, read, Outcome};
 use crate::env::Env;
 use crate::error::Result;
 use crate::json::{self, Value};

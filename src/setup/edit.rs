@@ -2,6 +2,7 @@
 //! from a JSON document, and a sentinel-bracketed block set in or taken out of a text file.
 
 use crate::json::Value;
+use std::path::{Path, PathBuf};
 
 pub(super) fn pretty(v: &Value) -> String {
     let mut s = v.to_pretty();
@@ -291,11 +292,44 @@ pub(super) fn without_block(text: &str, begin: &str, end: &str) -> Option<String
     Some(format!("{}{}", &text[..start], &text[stop..]))
 }
 
+/// One change to one file.
+pub enum Change {
+    /// Members merged into a JSON object file.
+    Json {
+        path: PathBuf,
+        add: fn(&mut Value) -> Merged,
+        remove: fn(&mut Value) -> bool,
+    },
+    /// A sentinel-bracketed block in a text file others also write.
+    Block {
+        path: PathBuf,
+        begin: &'static str,
+        end: &'static str,
+        body: String,
+    },
+    /// A file sqz creates and owns whole; `marker` in it proves it is ours.
+    Owned {
+        path: PathBuf,
+        text: String,
+        marker: &'static str,
+    },
+}
+
+impl Change {
+    pub fn path(&self) -> &Path {
+        match self {
+            Change::Json { path, .. } | Change::Block { path, .. } | Change::Owned { path, .. } => {
+                path
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json;
-    use crate::setup::{BEGIN_MD, END_MD};
+    use crate::setup::clients::{BEGIN_MD, END_MD};
 
     #[test]
     fn block_round_trips() {

@@ -1,44 +1,11 @@
 //! The reversible change plan: what applying or undoing one change would make of its file,
 //! and carrying that out (or, for a dry run, describing it).
 
-use super::edit::{find_block, pretty, with_block, without_block, Merged};
-use super::{changes, marker_dirs, Scope, BEGIN_TOML, CLIENTS};
+use super::clients::{changes, marker_dirs, Scope, BEGIN_TOML, CLIENTS};
+use super::edit::{find_block, pretty, with_block, without_block, Change};
 use crate::error::{Error, Result};
 use crate::json::{self, Value};
 use std::path::{Path, PathBuf};
-
-/// One change to one file.
-pub enum Change {
-    /// Members merged into a JSON object file.
-    Json {
-        path: PathBuf,
-        add: fn(&mut Value) -> Merged,
-        remove: fn(&mut Value) -> bool,
-    },
-    /// A sentinel-bracketed block in a text file others also write.
-    Block {
-        path: PathBuf,
-        begin: &'static str,
-        end: &'static str,
-        body: String,
-    },
-    /// A file sqz creates and owns whole; `marker` in it proves it is ours.
-    Owned {
-        path: PathBuf,
-        text: String,
-        marker: &'static str,
-    },
-}
-
-impl Change {
-    pub fn path(&self) -> &Path {
-        match self {
-            Change::Json { path, .. } | Change::Block { path, .. } | Change::Owned { path, .. } => {
-                path
-            }
-        }
-    }
-}
 
 /// After a removal: drops the directories left empty, up to the scope's root and never a
 /// client's own config directory (its presence is how clients are found).

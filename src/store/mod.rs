@@ -196,11 +196,11 @@ impl Store {
     /// Opens the store at `path`, creating its directory (0700) and file (0600) when missing.
     /// A file that is not a readable SQLite database is moved aside and a new one started; the
     /// second value then says so.
-    pub fn open(path: &Path) -> Result<(Store, Option<String>)> {
+    pub fn open(path: &Path, now: i64) -> Result<(Store, Option<String>)> {
         match Store::open_once(path) {
             Ok(store) => Ok((store, None)),
             Err(e) if e.corrupt => {
-                let aside = move_aside(path).map_err(|io| StoreError {
+                let aside = move_aside(path, now).map_err(|io| StoreError {
                     path: path.to_path_buf(),
                     message: format!("corrupt, and cannot move it aside: {io}"),
                     corrupt: true,
@@ -725,13 +725,10 @@ fn prepare_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
-fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+/// Moves a corrupt store to `PATH.corrupt-<now in ms>`.
+fn move_aside(path: &Path, now: i64) -> std::io::Result<PathBuf> {
     let mut aside = path.as_os_str().to_owned();
-    aside.push(format!(".corrupt-{stamp}"));
+    aside.push(format!(".corrupt-{now}"));
     let aside = PathBuf::from(aside);
     std::fs::rename(path, &aside)?;
     for suffix in ["-wal", "-shm"] {
@@ -810,7 +807,7 @@ mod tests {
     fn temp(tag: &str) -> (PathBuf, Store) {
         let dir = std::env::temp_dir().join(format!("sqz-store-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let (store, _) = Store::open(&dir.join("s.db")).expect("open");
+        let (store, _) = Store::open(&dir.join("s.db"), 0).expect("open");
         (dir, store)
     }
 
@@ -904,7 +901,7 @@ mod tests {
             .pragma_update(None, "user_version", schema::VERSION + 1)
             .unwrap();
         drop(store);
-        let err = Store::open(&dir.join("s.db")).err().expect("refused");
+        let err = Store::open(&dir.join("s.db"), 0).err().expect("refused");
         assert!(err.message.contains("newer"), "{}", err.message);
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -1,6 +1,6 @@
-//! Shared folding for the JS and Python formatters: a formatter names the kind of each line it
-//! may fold, and this turns runs of one kind into counted folds. It never folds a line that
-//! reports a fact (or, for listings, a failure), and it leaves runs too short to pay alone.
+//! Folding shared by formatters: a formatter names the kind of each line it may fold, and this
+//! turns runs of one kind into counted folds. `fold_kinds` never folds a line its floor keeps,
+//! and it leaves runs too short to pay alone.
 
 use crate::doc::facts::Floor;
 use crate::doc::{Doc, Piece};
@@ -71,6 +71,36 @@ pub fn fold_kinds(doc: &Doc, kinds: &[Option<&'static str>], how: &Folding) -> V
 /// Whether any piece folds something: a formatter with nothing to fold returns `None`.
 pub fn folds_any(pieces: &[Piece]) -> bool {
     pieces.iter().any(|p| matches!(p, Piece::Fold { .. }))
+}
+
+/// Groups consecutive foldable lines into one fold each; all other lines are kept.
+/// `kind(line)` names what a foldable line is, or `None` to keep it.
+pub fn fold_consecutive(doc: &Doc, kind: impl Fn(&str) -> Option<&'static str>) -> Vec<Piece> {
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (n, line) in doc.lines.iter().enumerate() {
+        match kind(line) {
+            Some(what) => match pieces.last_mut() {
+                Some(Piece::Fold { lines, what: w })
+                    if w == what && lines.last() == Some(&(n - 1)) =>
+                {
+                    lines.push(n)
+                }
+                _ => pieces.push(Piece::Fold {
+                    lines: vec![n],
+                    what: what.to_string(),
+                }),
+            },
+            None => pieces.push(Piece::Keep(n)),
+        }
+    }
+    // A fold of a single line hides nothing worth a marker.
+    pieces
+        .into_iter()
+        .flat_map(|p| match p {
+            Piece::Fold { lines, .. } if lines.len() == 1 => vec![Piece::Keep(lines[0])],
+            other => vec![other],
+        })
+        .collect()
 }
 
 #[cfg(test)]
