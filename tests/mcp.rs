@@ -345,6 +345,48 @@ fn raw_stdio_bad_lines_unknown_methods_panics_and_eof() {
     assert_eq!(code, 0, "exits 0 on end of input");
 }
 
+/// Regression: the `compress` tool once swapped the process's panic hook and restored the
+/// default one, so a later panicking request reached stderr as the default multi-line report.
+/// After a `compress` call, a panicking request is still answered, reported in one line, and
+/// the next request is served.
+#[test]
+fn a_panic_after_the_compress_tool_is_answered_in_one_line_and_serving_goes_on() {
+    let s = Scratch::new("mcp-panic-hook");
+    let log: String = (1..=40)
+        .map(|n| format!("   Compiling crate{n} v0.1.{n}\n"))
+        .collect();
+    let mut text = String::new();
+    sqz::json::write_string(&mut text, &log);
+    let requests = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"compress\",\"arguments\":{{\"text\":{text},\"label\":\"cargo build\"}}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"sqz/test-panic\"}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{{\"name\":\"passthrough\",\"arguments\":{{\"text\":\"still here\"}}}}}}\n"
+    );
+    let out = common::sqz(bin(), &s.db(), &["mcp"], requests.as_bytes(), &[]);
+    let answers: Vec<sqz::json::Value> = out.stdout_text().lines().map(parse).collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert!(tool_text(&answers[0]).contains("sqz expand"), "{answers:?}");
+    assert_eq!(error_code(&answers[1]), Some(-32603));
+    assert_eq!(tool_text(&answers[2]), "still here");
+    let stderr = &out.stderr;
+    let reports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("internal error"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{stderr}");
+    assert!(
+        reports[0].starts_with("[sqz] mcp: internal error: ")
+            && reports[0].contains("sqz/test-panic was called"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.starts_with("thread '") || l.starts_with("note: run with")),
+        "the default panic report reached stderr: {stderr}"
+    );
+}
+
 #[test]
 fn initialize_negotiates_dated_versions() {
     let s = Scratch::new("mcp-versions");

@@ -4,28 +4,24 @@
 
 use crate::clock::now_ms;
 use crate::env::Env;
+use crate::error::{Error, Result};
 use crate::serve::compress as serve;
 use crate::store::Store;
 
 const TEST_RUN: &[u8] = include_bytes!("../../fixtures/cargo-test-failing/input.txt");
 const SOURCE_FILE: &[u8] = include_bytes!("../../fixtures/cat-rust-source/input.txt");
 
-pub fn run() -> i32 {
+pub fn run() -> Result<u8> {
     let dir = std::env::temp_dir().join(format!("sqz-demo-{}-{}", std::process::id(), now_ms()));
     let db = dir.join("sessions.db");
-    let code = match Store::open(&db, now_ms()) {
-        Ok((mut store, _)) => {
-            let env = Env::from_lookup(|_| None);
-            walk_through(&mut store, &env);
-            0
-        }
-        Err(e) => {
-            eprintln!("sqz: demo: cannot create a throwaway store: {e}");
-            1
-        }
-    };
+    let opened = Store::open(&db, now_ms()).map(|(mut store, _)| {
+        let env = Env::from_lookup(|_| None);
+        walk_through(&mut store, &env);
+    });
     let _ = std::fs::remove_dir_all(&dir);
-    code
+    opened
+        .map(|()| 0)
+        .map_err(|e| Error::failed(format!("demo: cannot create a throwaway store: {e}")))
 }
 
 fn walk_through(store: &mut Store, env: &Env) {

@@ -21,8 +21,6 @@ use io::write_stdout;
 /// Runs one command: `Ok` with its exit status when it did its job (a status of 1 can still
 /// mean "nothing found"), `Err` when it could not; `main` prints the error once.
 pub fn run(command: Command, env: &Env) -> Result<u8> {
-    // Commands not yet returning `Result` hand back a bare status.
-    let done = |status: i32| Ok(status as u8);
     match command {
         Command::Compress(args) => compress::run(&args, env),
         Command::Expand { reference } => expand::run(&reference, env),
@@ -30,9 +28,9 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
         Command::Pin { hash, pinned } => manage::pin(&hash, pinned, env),
         Command::Forget { hash } => manage::forget(&hash, env),
         Command::Reset { all } => manage::reset(all, env),
-        Command::Demo => done(demo::run()),
+        Command::Demo => demo::run(),
         Command::Hook { client } => hook::run(&client, env),
-        Command::Resume => done(resume::run(env)),
+        Command::Resume => Ok(resume::run(env)),
         Command::Recall { query } => recall::run(&query, env),
         Command::PrintOpencodePlugin => {
             // The plugin calls this very binary, or `sqz` on PATH when its path is unknown.
@@ -59,11 +57,11 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
                 )));
             }
             let options = crate::mcp::server::Options { allow: args.allow };
-            done(if args.http {
+            if args.http {
                 crate::mcp::http::serve(&options, env, args.port)
             } else {
-                crate::mcp::server::serve_stdio(&options, env)
-            })
+                Ok(crate::mcp::server::serve_stdio(&options, env))
+            }
         }
         Command::McpProxy(proxy) => {
             let options = crate::mcp::proxy::ProxyOptions {
@@ -72,7 +70,7 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
                 no_cache: proxy.no_cache,
                 command: proxy.command,
             };
-            done(crate::mcp::proxy::run(options, env))
+            crate::mcp::proxy::run(options, env)
         }
         Command::Help { topic } => {
             write_stdout(crate::cli::help(topic).as_bytes());

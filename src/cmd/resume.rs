@@ -17,7 +17,9 @@ const LINE_BYTES: usize = 140;
 /// The whole guide stays under this many bytes.
 const GUIDE_BYTES: usize = 2048;
 
-pub fn run(env: &Env) -> i32 {
+/// Always succeeds: as a hook it must not block the session, so a store problem is one line
+/// on stderr and a guide that says so.
+pub fn run(env: &Env) -> u8 {
     // As a hook the SessionStart payload arrives on stdin; it says nothing the guide needs,
     // so it is drained. Typed at a terminal there is none to wait for.
     if !std::io::stdin().is_terminal() {

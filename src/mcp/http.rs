@@ -5,6 +5,7 @@
 use super::rpc::{self, Message};
 use super::server::{Options, Server};
 use crate::env::Env;
+use crate::error::Error;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -12,16 +13,11 @@ use std::sync::{Arc, Mutex};
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 const MAX_BODY_BYTES: usize = 64 << 20;
 
-pub fn serve(options: &Options, env: &Env, port: u16) -> i32 {
-    let listener = match TcpListener::bind(("127.0.0.1", port)) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("sqz: cannot listen on 127.0.0.1:{port}: {e}");
-            return 1;
-        }
-    };
+pub fn serve(options: &Options, env: &Env, port: u16) -> Result<u8, Error> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|e| Error::failed(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
-    eprintln!("sqz mcp: listening on http://127.0.0.1:{port}/mcp");
+    eprintln!("[sqz] mcp: listening on http://127.0.0.1:{port}/mcp");
     let server = Arc::new(Mutex::new(
         Server::new(options, env).without_client_requests(),
     ));
@@ -32,7 +28,7 @@ pub fn serve(options: &Options, env: &Env, port: u16) -> i32 {
             let _ = connection(stream, &server, port);
         });
     }
-    0
+    Ok(0)
 }
 
 struct Request {

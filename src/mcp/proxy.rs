@@ -8,6 +8,7 @@ use super::server::trim_line;
 use super::tools::{self, Context};
 use super::workspace::Workspace;
 use crate::env::Env;
+use crate::error::Error;
 use crate::json::Value;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -54,10 +55,9 @@ struct Proxy {
     full_descriptions: HashMap<String, String>,
 }
 
-pub fn run(options: ProxyOptions, env: &Env) -> i32 {
+pub fn run(options: ProxyOptions, env: &Env) -> Result<u8, Error> {
     let Some((program, args)) = options.command.split_first() else {
-        eprintln!("sqz: mcp proxy needs the upstream command after -- (usage: sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…)");
-        return 2;
+        return Err(Error::usage("mcp proxy needs the upstream command after -- (usage: sqz mcp proxy [--lazy-tools] [--no-desc] [--no-cache] -- CMD ARGS…)"));
     };
     let mut child = match Command::new(program)
         .args(args)
@@ -68,11 +68,10 @@ pub fn run(options: ProxyOptions, env: &Env) -> i32 {
     {
         Ok(child) => child,
         Err(e) => {
-            eprintln!(
-                "sqz: cannot start the upstream server '{}': {e}",
+            return Err(Error::failed(format!(
+                "cannot start the upstream server '{}': {e}",
                 program.to_string_lossy()
-            );
-            return 1;
+            )))
         }
     };
     let store = if options.no_cache || env.no_dedup {
@@ -163,19 +162,18 @@ pub fn run(options: ProxyOptions, env: &Env) -> i32 {
             Event::UpstreamClosed => {
                 let status = wait_briefly(&mut child);
                 if closing_since.is_some() {
-                    return 0;
+                    return Ok(0);
                 }
                 let why = format!("the upstream server exited ({status}) before answering");
                 proxy.fail_pending(&mut out, &why);
-                eprintln!("sqz: {why}");
-                return 1;
+                return Err(Error::failed(why));
             }
         }
     }
     // The grace period is over: stop the upstream.
     let _ = child.kill();
     let _ = child.wait();
-    0
+    Ok(0)
 }
 
 enum Route {

@@ -84,9 +84,10 @@ impl Server {
                 if let Some(asked) = asked.filter(|v| !MODERN_VERSIONS.contains(v)) {
                     return vec![unsupported_version(&id, asked)];
                 }
-                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    self.request(&method, params.as_ref())
-                }));
+                // A panic inside a request is answered, and its report goes to stderr as one
+                // line; the process's panic hook (set once, in main) is never swapped.
+                let handled = crate::fault::catch(|| self.request(&method, params.as_ref()))
+                    .inspect_err(|report| eprintln!("[sqz] mcp: internal error: {report}"));
                 vec![match handled {
                     Ok(Ok(result)) if modern => {
                         rpc::result_line(&id, modern_result(&method, result))
@@ -283,11 +284,7 @@ pub fn open_store(env: &Env) -> Option<crate::store::Store> {
 }
 
 /// The stdio transport: one message per line in, one per line out, until end of input.
-pub fn serve_stdio(options: &Options, env: &Env) -> i32 {
-    // A panic inside a request is answered; its report would only be noise on stderr.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("sqz mcp: internal error: {info}");
-    }));
+pub fn serve_stdio(options: &Options, env: &Env) -> u8 {
     let mut server = Server::new(options, env);
     let (lines_tx, lines) = mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {

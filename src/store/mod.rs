@@ -584,7 +584,8 @@ impl Store {
 
     /// Fresh entries that may be the base of a delta for a new text: those read from the same
     /// path first (newest first), then those whose SimHash is within `max_distance` bits,
-    /// closest first; at most `limit`. `fresh_after` is the oldest `last_served` still fresh.
+    /// closest first; at most `limit`. `fresh_after` is `dedup::Freshness::oldest()`, the
+    /// freshness rule as a bound, so only entries the caller could reference are read.
     pub fn delta_candidates(
         &self,
         path_key: Option<&str>,
