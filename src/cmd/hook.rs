@@ -25,8 +25,10 @@ pub fn run(name: &str, env: &Env) -> Result<u8> {
     if client == Client::PreCompact {
         return Ok(precompact(env));
     }
+    // A handler that panics must not block the agent either: the command runs as written.
     let answer = match payload {
-        Ok(payload) => respond(client, &payload, env),
+        Ok(payload) => crate::fault::catch(|| respond(client, &payload, env))
+            .unwrap_or_else(|report| Answer::bad(&format!("internal error: {report}"))),
         Err(why) => Answer::bad(&why),
     };
     write_stdout(format!("{}\n", answer.json).as_bytes());

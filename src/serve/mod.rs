@@ -13,8 +13,8 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::store::{EntryWrite, Record, Store};
 
-/// Opens the store at `SQZ_DB_PATH` (`now` names a corrupt store moved aside). `Ok` carries the notice to print when a corrupt store was
-/// moved aside; `Err` the one-line reason it is unavailable.
+/// Opens the store at `SQZ_DB_PATH`. `Ok` carries the notice to print when a corrupt store was
+/// moved aside (named for `now`); `Err` the one-line reason the store is unavailable.
 pub fn open_store(env: &Env, now: i64) -> Result<(Store, Option<String>), Error> {
     Store::open(&env.db_path, now)
         .map_err(|e| Error::store(format!("cannot open {e} (set SQZ_DB_PATH to use another)")))
