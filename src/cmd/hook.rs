@@ -7,6 +7,7 @@ use crate::env::Env;
 use crate::error::Result;
 use crate::hook::answer::{Answer, NO_CHANGE};
 use crate::hook::{claude, copilot, gemini, opencode, rewrite, Client};
+use crate::serve::Live;
 use std::io::Read;
 
 /// The largest payload read; a larger one is answered as if it were unreadable.
@@ -57,12 +58,14 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
             claude::allow_rules_present(&files)
         }),
         Client::ClaudePost => {
-            claude::post_answer(payload, env.bash_max_output_length, |label, bytes| {
-                let mut store = crate::serve::open_store(env, now_ms()).ok().map(|(s, _)| s);
-                let served =
-                    crate::serve::compress(label, bytes, store.as_mut(), false, env, now_ms());
-                (served.kind, served.stdout)
-            })
+            let now = now_ms();
+            let mut store = crate::serve::open_store(env, now).ok().map(|(s, _)| s);
+            let mut backend = Live {
+                store: store.as_mut(),
+                env,
+                now,
+            };
+            claude::post_answer(payload, env.bash_max_output_length, &mut backend)
         }
         Client::Gemini => gemini::respond(payload, rewrite::decide),
         Client::Copilot => copilot::respond(payload, rewrite::decide),

@@ -7,6 +7,7 @@
 use super::answer::{self, Answer};
 use super::rewrite::{decide, Decision, ALLOW_RULES};
 use crate::json::{self, Value};
+use crate::serve::{Backend, Served};
 use crate::store::EventKind;
 use std::path::{Path, PathBuf};
 
@@ -98,12 +99,8 @@ pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bo
     Answer::changed(answer::specific("PreToolUse", "updatedInput", updated))
 }
 
-/// The PostToolUse answer. `compress` runs the engine on the output and says what it served.
-pub fn post_answer(
-    payload: &str,
-    truncation_limit: usize,
-    compress: impl FnOnce(&str, &[u8]) -> (EventKind, Vec<u8>),
-) -> Answer {
+/// The PostToolUse answer; `backend` compresses and records.
+pub fn post_answer(payload: &str, truncation_limit: usize, backend: &mut dyn Backend) -> Answer {
     let (value, command) = match bash_call(payload) {
         Ok(call) => call,
         Err(answer) => return answer,
@@ -129,7 +126,11 @@ pub fn post_answer(
         // Nothing to do, or Claude Code already cut it down to a preview.
         return Answer::unchanged();
     }
-    let (kind, served) = compress(&command, stdout.as_bytes());
+    let Served {
+        kind,
+        stdout: served,
+        ..
+    } = backend.compress(&command, stdout.as_bytes());
     if matches!(kind, EventKind::Ref | EventKind::Slice) {
         return Answer::unchanged();
     }
@@ -228,16 +229,39 @@ mod tests {
         )
     }
 
+    /// A backend whose compress is `f`; it stores nothing.
+    struct Fake<F: FnMut(&str, &[u8]) -> (EventKind, Vec<u8>)>(F);
+
+    impl<F: FnMut(&str, &[u8]) -> (EventKind, Vec<u8>)> Backend for Fake<F> {
+        fn compress(&mut self, label: &str, body: &[u8]) -> Served {
+            let (kind, stdout) = (self.0)(label, body);
+            Served {
+                stdout,
+                header: None,
+                kind,
+                hash: String::new(),
+                notice: None,
+                reason: None,
+            }
+        }
+
+        fn lossless(&mut self, _: &crate::serve::read::Lossless) -> crate::serve::read::Shown {
+            crate::serve::read::Shown::Unstored
+        }
+
+        fn agent_wrote(&mut self, _: &str, _: &str) {}
+    }
+
     #[test]
     fn post_replaces_output_in_the_bash_shape() {
         let answer = post_answer(
             &post_payload("cd x && make", "long\nlong\n", ""),
             30_000,
-            |label, body| {
+            &mut Fake(|label: &str, body: &[u8]| {
                 assert_eq!(label, "cd x && make");
                 assert_eq!(body, b"long\nlong\n");
                 (EventKind::Generic, b"long x2\n".to_vec())
-            },
+            }),
         );
         let v = json::parse(&answer.json).unwrap();
         let specific = v.get("hookSpecificOutput").unwrap();
@@ -255,6 +279,7 @@ mod tests {
     #[test]
     fn post_never_answers_with_a_reference_and_leaves_what_it_must() {
         let never = |_: &str, _: &[u8]| -> (EventKind, Vec<u8>) { panic!("must not compress") };
+        let never = &mut Fake(never);
         for payload in [
             post_payload("{ ls 2>&1; } | sqz compress --cmd 'ls'", "a\n", ""),
             post_payload("ls", "a\n", "")
@@ -269,13 +294,17 @@ mod tests {
         ] {
             assert_eq!(post_answer(&payload, 30, never).json, "{}", "{payload}");
         }
-        let reference = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, _| {
-            (EventKind::Ref, "§ref:abcd§\n".into())
-        });
+        let reference = post_answer(
+            &post_payload("ls", "a\nb\n", ""),
+            30_000,
+            &mut Fake(|_: &str, _: &[u8]| (EventKind::Ref, "§ref:abcd§\n".into())),
+        );
         assert_eq!(reference.json, "{}");
-        let unchanged = post_answer(&post_payload("ls", "a\nb\n", ""), 30_000, |_, b| {
-            (EventKind::Fresh, b.to_vec())
-        });
+        let unchanged = post_answer(
+            &post_payload("ls", "a\nb\n", ""),
+            30_000,
+            &mut Fake(|_: &str, b: &[u8]| (EventKind::Fresh, b.to_vec())),
+        );
         assert_eq!(unchanged.json, "{}");
     }
 

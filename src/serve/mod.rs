@@ -20,6 +20,46 @@ pub fn open_store(env: &Env, now: i64) -> Result<(Store, Option<String>), Error>
         .map_err(|e| Error::store(format!("cannot open {e} (set SQZ_DB_PATH to use another)")))
 }
 
+/// What a hook handler may ask of the store. The handler stays a function of its payload and
+/// this; `Live` is the real one (the shell hook, `sqz discover`), tests pass their own.
+pub trait Backend {
+    /// Compresses one command's output and records it, as `compress` does.
+    fn compress(&mut self, label: &str, body: &[u8]) -> Served;
+    /// Serves a text that must reach the agent whole or as a stand-in (a file read).
+    fn lossless(&mut self, item: &read::Lossless) -> read::Shown;
+    /// Records text the agent produced itself (a Write, or a file as its Edit left it): the
+    /// agent holds it, so a later read of it may be a reference or a delta.
+    fn agent_wrote(&mut self, path: &str, text: &str);
+}
+
+/// The store at one moment, as a `Backend`.
+pub struct Live<'a> {
+    pub store: Option<&'a mut Store>,
+    pub env: &'a Env,
+    pub now: i64,
+}
+
+impl Backend for Live<'_> {
+    fn compress(&mut self, label: &str, body: &[u8]) -> Served {
+        compress(
+            label,
+            body,
+            self.store.as_deref_mut(),
+            false,
+            self.env,
+            self.now,
+        )
+    }
+
+    fn lossless(&mut self, item: &read::Lossless) -> read::Shown {
+        read::serve(self.store.as_deref_mut(), self.env, self.now, item)
+    }
+
+    fn agent_wrote(&mut self, path: &str, text: &str) {
+        read::record_written(self.store.as_deref_mut(), self.env, self.now, path, text);
+    }
+}
+
 /// What one call prints.
 pub struct Served {
     pub stdout: Vec<u8>,

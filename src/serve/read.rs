@@ -100,6 +100,39 @@ pub fn serve(store: Option<&mut Store>, env: &Env, now: i64, item: &Lossless) ->
     }
 }
 
+/// Records `text`, which the agent wrote to `path` itself, as held by the agent now: a later read
+/// of the same bytes is a repeat, of changed bytes a delta against it. Secrets are not stored,
+/// and any store problem only means no reference later.
+pub fn record_written(store: Option<&mut Store>, env: &Env, now: i64, path: &str, text: &str) {
+    let Some(store) = store.filter(|_| !env.no_dedup) else {
+        return;
+    };
+    let label = format!("wrote {path}");
+    if !matches!(
+        route::route(&label, text),
+        route::Route::Normal | route::Route::Verbatim
+    ) {
+        return;
+    }
+    let hash = text::hash16(text.as_bytes());
+    let record = Record {
+        now,
+        label: &label,
+        kind: EventKind::Wrote,
+        tokens_in: 0,
+        tokens_out: 0,
+        hash: Some(&hash),
+        entry: Some(EntryWrite {
+            original: text.as_bytes(),
+            served: text.as_bytes(),
+            path_key: Some(path),
+            simhash: Some(delta::simhash(text)),
+        }),
+        touch: None,
+    };
+    let _ = store.record(&record, env.limits());
+}
+
 fn cost(stand_in: &str, note: &str) -> usize {
     tokens::count(stand_in) + tokens::count(note)
 }

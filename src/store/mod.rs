@@ -99,10 +99,13 @@ pub enum EventKind {
     Safe,
     /// `sqz expand` or an MCP expand of something served.
     Expand,
+    /// Text the agent wrote itself (Claude Code Write or Edit), recorded so that a later read
+    /// of it can be a reference or a delta; nothing was served.
+    Wrote,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 9] = [
+    pub const ALL: [EventKind; 10] = [
         EventKind::Fresh,
         EventKind::Formatter,
         EventKind::Generic,
@@ -112,6 +115,7 @@ impl EventKind {
         EventKind::Passthrough,
         EventKind::Safe,
         EventKind::Expand,
+        EventKind::Wrote,
     ];
 
     /// The word stored in the `kind` column.
@@ -126,6 +130,7 @@ impl EventKind {
             EventKind::Passthrough => "passthrough",
             EventKind::Safe => "safe",
             EventKind::Expand => "expand",
+            EventKind::Wrote => "wrote",
         }
     }
 
