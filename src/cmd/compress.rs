@@ -4,10 +4,10 @@
 
 use crate::cli::Compress;
 use crate::clock::now_ms;
-use crate::engine::{self, trailer};
+use crate::engine::trailer;
 use crate::env::Env;
 use crate::error::{Error, Result};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 
 pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     let label = args.label.clone().unwrap_or_else(|| env.cmd_label.clone());
@@ -38,13 +38,17 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     for problem in store_problem.into_iter().chain(served.notice) {
         eprintln!("{problem}");
     }
-    let reason = served
-        .reason
-        .filter(|r| !(*r == engine::EMPTY_INPUT && exit_code.is_some()));
-    if let (Some(reason), false) = (reason, env.quiet) {
+    // Nothing saved, nothing said: an agent pays for every stderr line, so why the input went
+    // out unchanged is told only to a person at a terminal.
+    if let (Some(reason), true) = (served.reason, tells_a_person(env)) {
         eprintln!("[sqz] passed through unchanged: {reason}");
     }
     Ok(code as u8)
+}
+
+/// Whether stderr is a person's terminal rather than an agent's pipe.
+fn tells_a_person(env: &Env) -> bool {
+    !env.quiet && std::io::stderr().is_terminal()
 }
 
 fn emit(stdout: &[u8], header: Option<&str>, env: &Env) {
@@ -101,7 +105,7 @@ fn stream_oversized(head: Vec<u8>, env: &Env) -> i32 {
     if !broken {
         let _ = out.write_all(body).and_then(|()| out.flush());
     }
-    if !env.quiet {
+    if tells_a_person(env) {
         eprintln!(
             "[sqz] passed through unchanged: larger than {} MiB (SQZ_MAX_INPUT_MB)",
             env.max_input_mb

@@ -16,8 +16,6 @@ use crate::store::Store;
 use crate::{fmt, json, text, tokens};
 use route::{Risk, Route};
 
-/// The passthrough reason for empty input, which the hook path keeps silent.
-pub const EMPTY_INPUT: &str = "empty input";
 
 pub use crate::store::EventKind as Kind;
 
@@ -71,7 +69,7 @@ impl Outcome {
 /// be stored (no cache, store error): then only lossless stages run.
 pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Settings) -> Outcome {
     if input.is_empty() {
-        return Outcome::passthrough(input, Kind::Passthrough, Some(EMPTY_INPUT));
+        return Outcome::passthrough(input, Kind::Passthrough, Some("empty input"));
     }
     if memchr::memchr(0, input).is_some() {
         return Outcome::passthrough(input, Kind::Passthrough, Some("binary input (NUL bytes)"));
