@@ -16,7 +16,6 @@ use crate::store::Store;
 use crate::{fmt, json, text, tokens};
 use route::{Risk, Route};
 
-
 pub use crate::store::EventKind as Kind;
 
 /// Settings of one call, read from flags and the environment by the command layer.
@@ -45,6 +44,11 @@ pub struct Outcome {
     pub path_key: Option<String>,
     /// Why the input passed through untouched, for the one-line notice.
     pub reason: Option<&'static str>,
+    /// What the agent holds after this call when that is not `stdout`: the new text a delta
+    /// turns its base into. It is what gets stored as served.
+    pub held: Option<String>,
+    /// The SimHash of what the agent holds, so a later near-repeat can find this entry.
+    pub simhash: Option<u64>,
 }
 
 impl Outcome {
@@ -61,6 +65,8 @@ impl Outcome {
             touch: None,
             path_key: None,
             reason,
+            held: None,
+            simhash: None,
         }
     }
 }
@@ -132,7 +138,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     } else {
         (agent_text, unchanged_tokens)
     };
-    let (stdout, header, kind, tokens_out) = match served {
+    let (mut stdout, header, kind, tokens_out) = match served {
         Some(served) => {
             let served_tokens = tokens::count(&served);
             let header = header_line(
@@ -156,8 +162,8 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     } else {
         kind
     };
-    Outcome {
-        stdout: stdout.into_bytes(),
+    let mut outcome = Outcome {
+        stdout: Vec::new(),
         header,
         kind,
         hash,
@@ -167,7 +173,65 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         touch: None,
         path_key,
         reason: None,
+        held: None,
+        simhash: None,
+    };
+    if let Some(store) = store.filter(|_| stdout.len() <= NEAR_REPEAT_MAX_BYTES) {
+        let sim = delta::simhash(&stdout);
+        outcome.simhash = Some(sim);
+        if settings.dedup {
+            if let Some((text, header, cost)) = near_repeat(store, &stdout, sim, &outcome, settings)
+            {
+                outcome.header = Some(header);
+                outcome.kind = Kind::Delta;
+                outcome.tokens_out = cost;
+                outcome.held = Some(std::mem::replace(&mut stdout, text));
+            }
+        }
     }
+    outcome.stdout = stdout.into_bytes();
+    outcome
+}
+
+/// Outputs larger than this are neither a delta nor a delta's base: the line diff and the
+/// SimHash stay cheap on the hot path.
+const NEAR_REPEAT_MAX_BYTES: usize = 256 * 1024;
+
+/// A near-repeat of a fresh earlier output (a test re-run with one failure fewer, a file read
+/// again after an edit): the delta that turns what the agent was shown then into `served`, with
+/// its header and cost, when it costs less than `served` would.
+fn near_repeat(
+    store: &Store,
+    served: &str,
+    sim: u64,
+    outcome: &Outcome,
+    settings: Settings,
+) -> Option<(String, String, usize)> {
+    let fresh = dedup::Freshness::read(store, settings.now, settings.ttl_ms)?;
+    let bases = store
+        .delta_candidates(
+            outcome.path_key.as_deref(),
+            sim,
+            delta::NEAR_DISTANCE,
+            fresh.oldest(),
+            delta::MAX_BASES,
+        )
+        .ok()?;
+    let best = bases
+        .iter()
+        .filter(|base| base.hash != outcome.hash)
+        .filter_map(|base| {
+            let base_text = std::str::from_utf8(&base.served).ok()?;
+            delta::encode(&base.hash, base_text, served)
+        })
+        .min_by_key(|d| tokens::count(d))?;
+    let header = format!(
+        "[sqz] changed since an earlier output: apply the delta to it · sqz expand {}",
+        text::shown_hash(&outcome.hash)
+    );
+    let cost = tokens::count(&best) + tokens::count(&header);
+    (cost < outcome.tokens_out && dedup::stand_in_pays(outcome.tokens_in, cost))
+        .then_some((best, header, cost))
 }
 
 /// Exact repeat first, then a line slice of an earlier read. Store errors here only mean no
@@ -215,6 +279,8 @@ fn probe_refs(
         touch: Some(target),
         path_key: None,
         reason: None,
+        held: None,
+        simhash: None,
     })
 }
 

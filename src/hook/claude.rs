@@ -52,12 +52,21 @@ pub fn allow_rules_present(files: &[PathBuf]) -> bool {
         .all(|rule| found.iter().any(|f| f == rule))
 }
 
-/// Checks the parts common to both events; returns the payload and the command.
-fn bash_call(payload: &str) -> Result<(Value, String), Answer> {
+/// The payload as a JSON object.
+fn parse_object(payload: &str) -> Result<Value, Answer> {
     let value = answer::parse(payload)?;
     if value.as_object().is_none() {
         return Err(Answer::bad("payload is not a JSON object"));
     }
+    Ok(value)
+}
+
+/// Checks the parts common to both events; returns the payload and the command.
+fn bash_call(payload: &str) -> Result<(Value, String), Answer> {
+    bash_command(parse_object(payload)?)
+}
+
+fn bash_command(value: Value) -> Result<(Value, String), Answer> {
     match value.get("tool_name").and_then(Value::as_str) {
         Some("Bash") => {}
         Some(_) => return Err(Answer::leave("not a Bash call")),
@@ -99,12 +108,32 @@ pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bo
     Answer::changed(answer::specific("PreToolUse", "updatedInput", updated))
 }
 
-/// The PostToolUse answer; `backend` compresses and records.
+/// The PostToolUse answer; `backend` compresses and records. Bash output is compressed; the
+/// file tools are served in `claude_files`.
 pub fn post_answer(payload: &str, truncation_limit: usize, backend: &mut dyn Backend) -> Answer {
-    let (value, command) = match bash_call(payload) {
-        Ok(call) => call,
+    let value = match parse_object(payload) {
+        Ok(value) => value,
         Err(answer) => return answer,
     };
+    match value.get("tool_name").and_then(Value::as_str) {
+        Some(tool @ ("Read" | "Grep" | "Glob" | "Write" | "Edit")) => {
+            let tool = tool.to_string();
+            super::claude_files::answer(&tool, &value, backend)
+        }
+        _ => match bash_command(value) {
+            Ok((value, command)) => post_bash(&value, &command, truncation_limit, backend),
+            Err(answer) => answer,
+        },
+    }
+}
+
+/// PostToolUse on Bash: the output of a command the PreToolUse rewrite left alone.
+fn post_bash(
+    value: &Value,
+    command: &str,
+    truncation_limit: usize,
+    backend: &mut dyn Backend,
+) -> Answer {
     if command.contains("sqz") {
         return Answer::unchanged();
     }
@@ -130,7 +159,7 @@ pub fn post_answer(payload: &str, truncation_limit: usize, backend: &mut dyn Bac
         kind,
         stdout: served,
         ..
-    } = backend.compress(&command, stdout.as_bytes());
+    } = backend.compress(command, stdout.as_bytes());
     if matches!(kind, EventKind::Ref | EventKind::Slice) {
         return Answer::unchanged();
     }

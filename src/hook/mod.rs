@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod claude;
+pub mod claude_files;
 pub mod copilot;
 pub mod gemini;
 pub mod lexer;

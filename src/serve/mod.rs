@@ -123,14 +123,12 @@ pub fn compress(
                 hash: Some(&outcome.hash),
                 entry: outcome.store_entry.then(|| EntryWrite {
                     original: body,
-                    served: &outcome.stdout,
+                    served: outcome
+                        .held
+                        .as_deref()
+                        .map_or(&outcome.stdout, str::as_bytes),
                     path_key: outcome.path_key.as_deref(),
-                    // A file read from the shell can be the base of an MCP read's delta.
-                    simhash: outcome.path_key.as_ref().and_then(|_| {
-                        std::str::from_utf8(&outcome.stdout)
-                            .ok()
-                            .map(crate::engine::delta::simhash)
-                    }),
+                    simhash: outcome.simhash,
                 }),
                 touch: outcome.touch.as_deref(),
             };

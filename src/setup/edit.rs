@@ -57,6 +57,22 @@ pub(super) fn count_hooks(doc: &Value, event: &str, command: &str) -> usize {
         .count()
 }
 
+/// The matcher of the entry that holds `command` under `event` (the first, if several).
+fn matcher_of<'a>(doc: &'a Value, event: &str, command: &str) -> Option<&'a str> {
+    doc.get("hooks")?
+        .get(event)?
+        .as_array()?
+        .iter()
+        .find(|e| {
+            e.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
+                hs.iter()
+                    .any(|h| h.get("command").and_then(Value::as_str) == Some(command))
+            })
+        })?
+        .get("matcher")
+        .and_then(Value::as_str)
+}
+
 /// `Err` names a member that holds something other than what sqz would merge into.
 pub type Merged = Result<(), String>;
 
@@ -67,7 +83,7 @@ fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &st
     remove_hooks(doc, event, |h| {
         is_ours(h) && h.get("command").and_then(Value::as_str) != Some(command)
     });
-    if count_hooks(doc, event, command) == 1 {
+    if count_hooks(doc, event, command) == 1 && matcher_of(doc, event, command) == matcher {
         return Ok(());
     }
     remove_hooks(doc, event, |h| {
@@ -135,9 +151,16 @@ fn prune(doc: &mut Value, path: &[&str]) {
     }
 }
 
+/// The tools `sqz hook claude-post` is registered for.
+pub const POST_MATCHER: &str = "^(Bash|Read|Grep|Glob|Write|Edit)$";
+
 const CLAUDE_HOOKS: [(&str, Option<&str>, &str); 4] = [
     ("PreToolUse", Some("Bash"), "sqz hook claude"),
-    ("PostToolUse", Some("Bash"), "sqz hook claude-post"),
+    // Bash output, and the file tools whose results can be references or deltas (Read, Grep,
+    // Glob) or that tell sqz what the agent wrote (Write, Edit). Anchored: a Claude Code
+    // matcher that is not a plain name is an unanchored regex, and `Edit` would match
+    // `NotebookEdit`.
+    ("PostToolUse", Some(POST_MATCHER), "sqz hook claude-post"),
     ("PreCompact", None, "sqz hook precompact"),
     ("SessionStart", Some("compact"), "sqz resume"),
 ];

@@ -15,6 +15,9 @@ const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
 const BUSY_TIMEOUT: Duration = Duration::from_millis(2500);
 const PRUNE_EVERY_MS: i64 = 3600 * 1000;
 const EVENT_RETENTION_MS: i64 = 90 * 24 * 3600 * 1000;
+/// The most recently served entries a delta-base search compares SimHashes with: the search
+/// stays bounded in time whatever the store holds.
+const NEAR_SCAN: usize = 256;
 
 pub struct Store {
     conn: Connection,
@@ -603,11 +606,12 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT hash, simhash, coalesce(path_key = ?1, 0), last_served FROM entries
-                 WHERE simhash IS NOT NULL AND (pinned != 0 OR last_served > ?2)",
+                 WHERE simhash IS NOT NULL AND (pinned != 0 OR last_served > ?2)
+                 ORDER BY last_served DESC LIMIT ?3",
             )
             .map_err(|e| self.err(e))?;
         let mut near: Vec<(bool, u32, i64, String)> = stmt
-            .query_map(params![path_key, fresh_after], |r| {
+            .query_map(params![path_key, fresh_after, NEAR_SCAN as i64], |r| {
                 let hash: String = r.get(0)?;
                 let theirs = r.get::<_, i64>(1)? as u64;
                 let same_path = r.get::<_, i64>(2)? != 0;
