@@ -28,7 +28,8 @@ fn parse_skip(line: &str) -> Option<usize> {
 }
 
 /// A 64-bit SimHash over the text's lines: texts that share most lines have hashes a few bits
-/// apart, so near-duplicates of a new read can be found without comparing whole bodies.
+/// apart, so near-duplicates of a new read can be found without comparing whole bodies. Digits
+/// do not count: a re-run whose lines differ only in timings, thread ids or counts is near.
 pub fn simhash(text: &str) -> u64 {
     let mut weights = [0i32; 64];
     let mut any = false;
@@ -52,10 +53,11 @@ pub fn simhash(text: &str) -> u64 {
     )
 }
 
-/// FNV-1a, then a splitmix finaliser so that nearby lines spread over all 64 bits.
+/// FNV-1a over the line without its digits, then a splitmix finaliser so that nearby lines
+/// spread over all 64 bits.
 fn line_hash(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in bytes {
+    for b in bytes.iter().filter(|b| !b.is_ascii_digit()) {
         h ^= *b as u64;
         h = h.wrapping_mul(0x100000001b3);
     }
