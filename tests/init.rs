@@ -555,3 +555,35 @@ fn a_member_of_the_wrong_type_is_left_alone() {
         "{out}"
     );
 }
+
+/// A configuration from before claude-post served the file tools: its PostToolUse entry matched
+/// only Bash. Init moves it to the file tools too, once, keeping it the only claude-post hook.
+#[test]
+fn init_widens_an_older_bash_only_post_hook() {
+    let t = Tree::new("post-matcher");
+    let old = r#"{
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "sqz hook claude-post"}]}
+    ]
+  }
+}
+"#;
+    t.write("home/.claude/settings.json", old);
+    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}");
+    let written = t.read("home/.claude/settings.json");
+    let v = json(&written);
+    let post = v
+        .get("hooks")
+        .and_then(|h| h.get("PostToolUse"))
+        .and_then(|p| p.as_array())
+        .unwrap();
+    assert_eq!(post.len(), 1, "{written}");
+    assert_eq!(
+        post[0].get("matcher").and_then(|m| m.as_str()),
+        Some("^(Bash|Read|Grep|Glob|Write|Edit)$")
+    );
+    let (again, _, _) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(t.read("home/.claude/settings.json"), written, "{again}");
+}
