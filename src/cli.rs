@@ -41,6 +41,7 @@ pub enum Command {
     },
     Mcp(Mcp),
     McpProxy(Proxy),
+    Discover(Discover),
     /// `sqz help` (no topic) or one command's help.
     Help {
         topic: Option<&'static CommandSpec>,
@@ -53,6 +54,14 @@ pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
     pub text: Option<String>,
+}
+
+/// The flags and operands of `sqz discover`.
+#[derive(Default)]
+pub struct Discover {
+    pub replay: bool,
+    pub json: bool,
+    pub paths: Vec<PathBuf>,
 }
 
 /// The flags of `sqz mcp`.
@@ -336,6 +345,17 @@ static MCP_PROXY: CommandSpec = CommandSpec {
     ],
 };
 
+static DISCOVER: CommandSpec = CommandSpec {
+    name: "discover",
+    args: "[PATH…]",
+    summary: "Replay agent transcripts through sqz and report what it would have saved.",
+    about: "PATHs are Claude Code .jsonl transcripts or directories searched for them (default\n~/.claude/projects). Each file is one session in its own throwaway store. Two columns:\nthe hook path (what the installed hooks change) and routed (every result through\ncompress). --replay is required.",
+    flags: &[
+        Flag::switch("replay", "replay every tool result through sqz"),
+        Flag::switch("json", "print the report as JSON"),
+    ],
+};
+
 static DEMO: CommandSpec = CommandSpec {
     name: "demo",
     args: "",
@@ -370,6 +390,7 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &DOCTOR,
     &MCP,
     &MCP_PROXY,
+    &DISCOVER,
     &DEMO,
     &HELP_COMMAND,
 ];
@@ -470,6 +491,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
         "uninstall" => parse_setup(p, &UNINSTALL, Command::Uninstall),
         "doctor" => parse_doctor(p),
         "demo" => no_operands(p, &DEMO, Command::Demo),
+        "discover" => parse_discover(p),
         "mcp" => parse_mcp(p),
         "resume" => no_operands(p, &RESUME, Command::Resume),
         "recall" => one_operand(p, &RECALL, |query| Command::Recall { query }),
@@ -498,6 +520,20 @@ fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error>
         }
     }
     Ok(Command::Compress(c))
+}
+
+fn parse_discover(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut d = Discover::default();
+    while let Some(token) = next(parser, &DISCOVER)? {
+        match token {
+            Token::Help => return Ok(help_for(&DISCOVER)),
+            Token::Switch("replay") => d.replay = true,
+            Token::Switch("json") => d.json = true,
+            Token::Operand(path) => d.paths.push(PathBuf::from(path)),
+            other => return Err(other.unexpected()),
+        }
+    }
+    Ok(Command::Discover(d))
 }
 
 fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {

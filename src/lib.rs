@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod clock;
 pub mod cmd;
+pub mod discover;
 pub mod doc;
 pub mod engine;
 pub mod env;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 /// group are leaves and use no other module.
 const LAYERS: &[&[&str]] = &[
     &["cmd"],
+    &["discover"],
     &["cli"],
     &["setup"],
     &["hook"],

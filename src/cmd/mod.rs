@@ -4,6 +4,7 @@
 
 mod compress;
 mod demo;
+mod discover;
 mod doctor;
 mod expand;
 mod hook;
@@ -29,6 +30,7 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
         Command::Forget { hash } => manage::forget(&hash, env),
         Command::Reset { all } => manage::reset(all, env),
         Command::Demo => demo::run(),
+        Command::Discover(args) => discover::run(&args, env),
         Command::Hook { client } => hook::run(&client, env),
         Command::Resume => Ok(resume::run(env)),
         Command::Recall { query } => recall::run(&query, env),

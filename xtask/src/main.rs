@@ -4,6 +4,7 @@
 mod bench;
 mod dist;
 mod quality;
+mod sessions;
 mod tokcheck;
 
 #[path = "../../tests/common/mod.rs"]
@@ -12,8 +13,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <quality|bench|tokcheck|dist>
+const USAGE: &str = "usage: cargo xtask <quality|sessions|bench|tokcheck|dist>
   quality    per-fixture and per-formatter table: tokens, reduction, facts, regressions
+  sessions   sqz discover --replay on the real sessions in ../shared/sessions
   bench      the performance budgets of SPEC §12 with measured medians
   tokcheck   tokenizer accuracy against exact cl100k (tiktoken-rs)
   dist       static release build into dist/ with a .sha256 beside it";
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
     let task = std::env::args().nth(1).unwrap_or_default();
     let result = match task.as_str() {
         "quality" => quality::run(&root),
+        "sessions" => sessions::run(&root),
         "bench" => bench::run(&root),
         "tokcheck" => tokcheck::run(&root),
         "dist" => dist::run(&root),
