@@ -336,8 +336,16 @@ fn malformed_or_unknown_post_payloads_are_answered_with_nothing_changed() {
     }
 }
 
+/// The replaced listing of a Grep or Glob answer: its updated output.
+fn updated(answer: &Value) -> &Value {
+    answer
+        .get("hookSpecificOutput")
+        .and_then(|h| h.get("updatedToolOutput"))
+        .expect("the output was replaced")
+}
+
 #[test]
-fn a_repeated_grep_answer_is_a_reference_in_the_grep_shape() {
+fn a_grep_answer_is_grouped_by_file_then_a_repeat_is_a_reference() {
     let s = Scratch::new("grep");
     let content: String = (1..=30)
         .map(|n| format!("src/lib.rs:{n}:    let value_{n} = compute({n});\n"))
@@ -356,16 +364,77 @@ fn a_repeated_grep_answer_is_a_reference_in_the_grep_shape() {
             ("numLines", num(30)),
         ]),
     );
-    assert_eq!(hook(&s.db(), &grep).to_compact(), "{}");
-    let answer = hook(&s.db(), &grep);
-    let out = answer
-        .get("hookSpecificOutput")
-        .and_then(|h| h.get("updatedToolOutput"))
-        .expect("replaced");
+    let first = hook(&s.db(), &grep);
+    let out = updated(&first);
     assert_eq!(out.get("numLines").and_then(Value::as_u64), Some(30));
     let text = out.get("content").and_then(Value::as_str).unwrap();
+    for n in 1..=30 {
+        assert!(
+            text.contains(&format!("{n}:    let value_{n} = compute({n});")),
+            "{text}"
+        );
+    }
+    let again = hook(&s.db(), &grep);
+    let text = updated(&again)
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap();
     assert!(
         text.starts_with(&format!("§ref:{}§", common::hash16(content.as_bytes()))),
         "{text}"
     );
+}
+
+/// A Glob that lists a dependency tree (the real `find` output of a Node project): the bulk
+/// directory folds into a counted marker, the project's own files stay, and `sqz expand`
+/// gives every name back.
+#[test]
+fn a_glob_through_node_modules_folds_the_bulk_directory() {
+    let s = Scratch::new("glob");
+    let listing =
+        std::fs::read_to_string(common::fixtures_dir().join("find-node-project/input.txt"))
+            .unwrap();
+    let files: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.ends_with(".js") || l.ends_with(".json"))
+        .collect();
+    assert!(files.iter().any(|f| f.contains("node_modules")));
+    let glob = post(
+        "Glob",
+        object(&[("pattern", Value::str("**/*.js"))]),
+        object(&[
+            (
+                "filenames",
+                Value::Array(files.iter().map(|f| Value::str(f)).collect()),
+            ),
+            ("durationMs", num(12)),
+            ("numFiles", num(files.len())),
+            ("truncated", Value::Bool(false)),
+        ]),
+    );
+    let answer = hook(&s.db(), &glob);
+    let out = updated(&answer);
+    assert_eq!(
+        out.get("numFiles").and_then(Value::as_u64),
+        Some(files.len() as u64)
+    );
+    assert_eq!(out.get("truncated").and_then(Value::as_bool), Some(false));
+    let shown: Vec<&str> = out
+        .get("filenames")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(shown.len() < files.len() / 2, "{shown:?}");
+    for own in files.iter().filter(|f| !f.contains("node_modules")) {
+        assert!(shown.contains(own), "a project file was folded: {own}");
+    }
+    let marker = shown
+        .iter()
+        .find(|l| l.contains("sqz expand"))
+        .expect("a marker");
+    let hash = marker.rsplit(' ').next().unwrap().trim_end_matches(']');
+    let hash = hash.split(':').next().unwrap();
+    assert_eq!(expand(bin(), &s.db(), hash).stdout_text(), files.join("\n"));
 }

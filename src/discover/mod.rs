@@ -78,9 +78,12 @@ impl Kind {
     fn of_text(text: &str) -> Kind {
         if text.lines().any(crate::doc::reference::is_delta_head) {
             Kind::NearRepeat
-        } else if ref_tokens(text).iter().any(|t| t.contains(":L")) {
+        } else if crate::doc::reference::refs_in(text)
+            .iter()
+            .any(|t| t.contains(":L"))
+        {
             Kind::LineRange
-        } else if !ref_tokens(text).is_empty() {
+        } else if !crate::doc::reference::refs_in(text).is_empty() {
             Kind::ExactRepeat
         } else {
             Kind::FirstSeen
@@ -132,6 +135,18 @@ pub struct Larger {
     pub out: usize,
 }
 
+/// One call as both columns served it.
+pub struct CallRow {
+    pub file: String,
+    pub tool: String,
+    pub label: String,
+    pub raw: usize,
+    pub hook: usize,
+    pub hook_kind: Kind,
+    pub routed: usize,
+    pub routed_kind: Kind,
+}
+
 /// A reference or delta that did not expand to what it stands for.
 pub struct Failure {
     pub column: Column,
@@ -160,6 +175,8 @@ pub struct Report {
     pub hook_kinds: Vec<(Kind, Tally)>,
     pub routed_kinds: Vec<(Kind, Tally)>,
     pub larger: Vec<Larger>,
+    /// Every call, in replay order.
+    pub each: Vec<CallRow>,
     /// References and deltas expanded and compared.
     pub checked: usize,
     pub failures: Vec<Failure>,
@@ -186,6 +203,7 @@ impl Report {
             hook_kinds: kinds(),
             routed_kinds: kinds(),
             larger: Vec::new(),
+            each: Vec::new(),
             checked: 0,
             failures: Vec::new(),
         }
@@ -362,6 +380,16 @@ impl<'a> Session<'a> {
             crate::tokens::count(&routed.text),
         );
         let report = &mut *self.report;
+        report.each.push(CallRow {
+            file: self.file.clone(),
+            tool: c.tool.clone(),
+            label: label.clone(),
+            raw,
+            hook: hook_out,
+            hook_kind: hook.kind,
+            routed: routed_out,
+            routed_kind: routed.kind,
+        });
         let row = TOOLS
             .iter()
             .position(|t| *t == c.tool)
@@ -425,11 +453,11 @@ impl<'a> Session<'a> {
                     // PostToolUseFailure cannot replace the output.
                     unchanged()
                 } else {
-                    self.post(c, now).unwrap_or_else(unchanged)
+                    self.post(Column::Hook, c, now).unwrap_or_else(unchanged)
                 }
             }
             "Read" | "Grep" | "Glob" | "Write" | "Edit" if !c.is_error => {
-                self.post(c, now).unwrap_or_else(unchanged)
+                self.post(Column::Hook, c, now).unwrap_or_else(unchanged)
             }
             _ => unchanged(),
         }
@@ -469,13 +497,18 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// The PostToolUse hook, `sqz hook claude-post`; `None` when it answers `{}`.
-    fn post(&mut self, c: &Call, now: i64) -> Option<Sent> {
+    /// The PostToolUse hook, `sqz hook claude-post`, on the column's store; `None` when it
+    /// answers `{}`.
+    fn post(&mut self, column: Column, c: &Call, now: i64) -> Option<Sent> {
+        let store = match column {
+            Column::Hook => &mut self.hook,
+            Column::Routed => &mut self.routed,
+        };
         let answer = post_answer(
             &payload(c, "PostToolUse"),
             self.env.bash_max_output_length,
             &mut Live {
-                store: Some(&mut self.hook),
+                store: Some(store),
                 env: self.env,
                 now,
             },
@@ -487,17 +520,40 @@ impl<'a> Session<'a> {
         let updated = value.get("hookSpecificOutput")?.get("updatedToolOutput")?;
         let (text, body) = render(&c.tool, updated)?;
         let original = c.response.as_ref().and_then(|r| render(&c.tool, r));
-        let originals: Vec<&str> = original.iter().map(|(_, b)| b.as_str()).collect();
-        self.verify(Column::Hook, c, &body, &originals, now);
+        let mut originals: Vec<String> = original.into_iter().map(|(_, b)| b).collect();
+        // A Read of lines that stop before the end of the file is those lines, each with its
+        // line break, though the tool leaves the last one off (what sqz serves and stores).
+        if c.tool == "Read" {
+            if let Some(cut) = originals.first().filter(|b| !b.ends_with('\n')) {
+                originals.push(format!("{cut}\n"));
+            }
+        }
+        let originals: Vec<&str> = originals.iter().map(String::as_str).collect();
+        self.verify(column, c, &body, &originals, now);
         Some(Sent {
             kind: Kind::of_text(&body),
             text,
         })
     }
 
-    /// Every result through `compress`, as an MCP proxy would see it.
+    /// Every result through sqz. A file read goes the way sqz serves file reads (the MCP read
+    /// tool and the post hook share it: ranged references, deltas, what the agent wrote), and
+    /// Write and Edit tell it what the agent wrote; every other result, Write's and Edit's own
+    /// messages included, goes through `compress` as an MCP proxy would see it.
     fn routed(&mut self, c: &Call, label: &str, raw_text: &str, now: i64) -> Sent {
-        self.compressed(Column::Routed, c, label, raw_text, now)
+        match c.tool.as_str() {
+            "Read" if !c.is_error && c.response.is_some() => {
+                self.post(Column::Routed, c, now).unwrap_or_else(|| Sent {
+                    text: raw_text.to_string(),
+                    kind: Kind::FirstSeen,
+                })
+            }
+            "Write" | "Edit" if !c.is_error => {
+                let _ = self.post(Column::Routed, c, now);
+                self.compressed(Column::Routed, c, label, raw_text, now)
+            }
+            _ => self.compressed(Column::Routed, c, label, raw_text, now),
+        }
     }
 
     /// `body` through `compress` in the column's store, its references checked; what the
@@ -534,7 +590,7 @@ impl<'a> Session<'a> {
             crate::doc::reference::is_delta_head(body[at..].lines().next().unwrap_or(""))
         });
         let refs_part = &body[..delta_at.unwrap_or(body.len())];
-        for token in ref_tokens(refs_part) {
+        for token in crate::doc::reference::refs_in(refs_part) {
             checked += 1;
             match expand::lookup(store, &token, now) {
                 Ok((_, bytes)) => {
@@ -584,19 +640,6 @@ fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
     std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1))
 }
 
-/// Every `§ref:…§` token in `text`.
-fn ref_tokens(text: &str) -> Vec<String> {
-    let mut tokens = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("§ref:") {
-        let after = &rest[at + "§ref:".len()..];
-        let Some(end) = after.find('§') else { break };
-        tokens.push(format!("§ref:{}§", &after[..end]));
-        rest = &after[end + '§'.len_utf8()..];
-    }
-    tokens
-}
-
 fn input_str<'c>(c: &'c Call, key: &str) -> &'c str {
     c.input.get(key).and_then(Value::as_str).unwrap_or("")
 }
@@ -605,11 +648,11 @@ fn input_str<'c>(c: &'c Call, key: &str) -> &'c str {
 fn label(c: &Call) -> String {
     match c.tool.as_str() {
         "Bash" => input_str(c, "command").to_string(),
-        "Read" => format!("Read {}", input_str(c, "file_path")),
-        "Grep" => format!("Grep {} {}", input_str(c, "pattern"), input_str(c, "path"))
-            .trim_end()
-            .to_string(),
-        "Glob" => format!("Glob {}", input_str(c, "pattern")),
+        // A Read's text is the file with its lines numbered, as `cat -n` prints it: labelled so,
+        // it is a file read (source stays verbatim; its line ranges are slices).
+        "Read" => format!("cat -n {}", input_str(c, "file_path")),
+        // Grep and Glob answers read as the listings they are, as the post hook reads them.
+        "Grep" | "Glob" => crate::hook::claude_files::listing_label(&c.tool, &c.input),
         tool => tool.to_string(),
     }
 }
@@ -720,7 +763,7 @@ mod tests {
     #[test]
     fn tokens_and_kinds_are_read_from_text() {
         assert_eq!(
-            ref_tokens("x §ref:abc§ y §ref:def:L1-2§"),
+            crate::doc::reference::refs_in("x §ref:abc§ y §ref:def:L1-2§"),
             ["§ref:abc§", "§ref:def:L1-2§"]
         );
         assert_eq!(Kind::of_text("§ref:abc:L3-9§\n"), Kind::LineRange);

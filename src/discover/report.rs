@@ -189,6 +189,22 @@ pub fn json(r: &Report) -> String {
             call(f.column, &f.file, &f.tool, &f.label, said)
         })
         .collect();
+    let each = r
+        .each
+        .iter()
+        .map(|c| {
+            object(&[
+                ("file", Value::str(&c.file)),
+                ("tool", Value::str(&c.tool)),
+                ("label", Value::str(&c.label)),
+                ("raw", n(c.raw)),
+                ("hook", n(c.hook)),
+                ("hook_kind", Value::str(c.hook_kind.name())),
+                ("routed", n(c.routed)),
+                ("routed_kind", Value::str(c.routed_kind.name())),
+            ])
+        })
+        .collect();
     let skipped = r
         .skipped
         .iter()
@@ -219,6 +235,7 @@ pub fn json(r: &Report) -> String {
                 ("calls", Value::Array(larger)),
             ]),
         ),
+        ("calls", Value::Array(each)),
         (
             "expanded",
             object(&[

@@ -43,6 +43,19 @@ pub fn holds_ref(text: &str) -> bool {
     text.contains(REF_OPEN)
 }
 
+/// Every `§ref:…§` token in `text`, in order.
+pub fn refs_in(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(REF_OPEN) {
+        let after = &rest[at + REF_OPEN.len()..];
+        let Some(end) = after.find(CLOSE) else { break };
+        tokens.push(format!("{REF_OPEN}{}{CLOSE}", &after[..end]));
+        rest = &after[end + CLOSE.len_utf8()..];
+    }
+    tokens
+}
+
 /// A parsed reference: hash prefix and optional 1-based inclusive line range.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Reference {

@@ -116,8 +116,9 @@ pub fn find_slice(
         for pos in memchr::memmem::find_iter(&c.original, input) {
             let starts_line = pos == 0 || c.original[pos - 1] == b'\n';
             let end = pos + input.len();
-            let ends_line =
-                end == c.original.len() || input.ends_with(b"\n") || c.original[end] == b'\n';
+            // A range that ends inside the candidate must end with its line break, or its
+            // expansion (whole lines) would hold one byte the input does not.
+            let ends_line = end == c.original.len() || input.ends_with(b"\n");
             if !(starts_line && ends_line) {
                 continue;
             }

@@ -8,6 +8,7 @@ use super::answer::{self, Answer};
 use crate::json::Value;
 use crate::serve::read::{Lossless, Notes, Shown};
 use crate::serve::Backend;
+use crate::store::EventKind;
 
 /// Answers a PostToolUse payload of Read, Grep, Glob, Write or Edit.
 pub fn answer(tool: &str, payload: &Value, backend: &mut dyn Backend) -> Answer {
@@ -94,6 +95,17 @@ fn read(response: &Value, backend: &mut dyn Backend) -> Answer {
         return Answer::unchanged();
     }
     let whole = start == 1 && lines >= total;
+    // A range that stops before the end of the file is whole lines of it, each with its line
+    // break, though the tool leaves the last one off: that is the text served and stored, so
+    // that `sqz expand` of a slice gives these lines exactly as the file has them.
+    let ends_file = start + lines > total;
+    let lines_text;
+    let content = if !ends_file && !content.ends_with('\n') {
+        lines_text = format!("{content}\n");
+        lines_text.as_str()
+    } else {
+        content
+    };
     let label = format!("Read {path}");
     let notes = Notes {
         repeat: " unchanged since you last read or wrote this file".into(),
@@ -127,7 +139,9 @@ fn read(response: &Value, backend: &mut dyn Backend) -> Answer {
 }
 
 /// A Grep or Glob answer: its text is the matched content (Grep's content mode) or the file
-/// names. Only an exact repeat of an earlier answer is replaced.
+/// names. It goes through `compress` as the listing it is (`grep -rn`, `find`): a repeat of an
+/// earlier answer becomes a reference, and bulk directories and long match lists fold into
+/// counted markers that `sqz expand` restores.
 fn listing(tool: &str, input: &Value, response: &Value, backend: &mut dyn Backend) -> Answer {
     let field = if text_at(response, "mode") == Some("content") {
         "content"
@@ -148,37 +162,45 @@ fn listing(tool: &str, input: &Value, response: &Value, backend: &mut dyn Backen
     if text.is_empty() {
         return Answer::unchanged();
     }
-    let label = format!(
-        "{tool} {} {}",
-        text_at(input, "pattern").unwrap_or(""),
-        text_at(input, "path").unwrap_or(".")
-    );
-    let notes = Notes {
-        repeat: " the same as an earlier answer of this search".into(),
-        slice: String::new(),
-        delta: String::new(),
-    };
-    let item = Lossless {
-        label: &label,
-        original: &text,
-        body: &text,
-        path_key: None,
-        partial: false,
-        deltas: false,
-        notes: &notes,
-    };
-    let Shown::Repeat(token) = backend.lossless(&item) else {
+    let served = backend.compress(&listing_label(tool, input), text.as_bytes());
+    let Ok(out) = String::from_utf8(served.stdout) else {
         return Answer::unchanged();
     };
-    let stand_in = format!("{token}{}", notes.repeat);
+    let out = out.trim_end_matches('\n');
+    let stand_in = match served.kind {
+        EventKind::Ref | EventKind::Slice => {
+            format!("{out} the same as in an earlier answer of this search")
+        }
+        EventKind::Delta => {
+            format!("[sqz] changed since an earlier answer: apply the delta to it\n{out}")
+        }
+        EventKind::Formatter | EventKind::Generic => out.to_string(),
+        _ => return Answer::unchanged(),
+    };
+    if stand_in.len() >= text.len() {
+        return Answer::unchanged();
+    }
     let mut replaced = response.clone();
     match field {
         "content" => replaced.set("content", Value::str(&stand_in)),
-        _ => replaced.set("filenames", Value::Array(vec![Value::str(&stand_in)])),
+        _ => replaced.set(
+            "filenames",
+            Value::Array(stand_in.lines().map(Value::str).collect()),
+        ),
     }
     Answer::changed(answer::specific(
         "PostToolUse",
         "updatedToolOutput",
         replaced,
     ))
+}
+
+/// The shell command a Grep or Glob answer reads as, so the listing formatters claim it.
+pub fn listing_label(tool: &str, input: &Value) -> String {
+    let pattern = text_at(input, "pattern").unwrap_or("");
+    let path = text_at(input, "path").unwrap_or(".");
+    match tool {
+        "Glob" => format!("find {path} -path {pattern}"),
+        _ => format!("grep -rn {pattern} {path}"),
+    }
 }
