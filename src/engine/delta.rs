@@ -95,6 +95,11 @@ pub fn encode(base_hash: &str, base: &str, new: &str) -> Option<String> {
     {
         return None;
     }
+    // Most lines must be shared for a delta to pay: a linear check spares the diff otherwise.
+    let shared: std::collections::HashSet<&str> = old_lines.iter().copied().collect();
+    if new_lines.iter().filter(|l| shared.contains(*l)).count() * 2 < new_lines.len() {
+        return None;
+    }
     let ops = diff(&old_lines, &new_lines)?;
     let mut out = delta_token(base_hash);
     out.push('\n');

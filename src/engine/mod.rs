@@ -176,7 +176,10 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         held: None,
         simhash: None,
     };
-    if let Some(store) = store.filter(|_| stdout.len() <= NEAR_REPEAT_MAX_BYTES) {
+    // Both sides stay small: a stored SimHash sits after the original in its row, so a large
+    // original with one would make every later base search read through it.
+    let near_sized = stdout.len() <= NEAR_REPEAT_MAX_BYTES && input.len() <= NEAR_REPEAT_MAX_BYTES;
+    if let Some(store) = store.filter(|_| near_sized) {
         let sim = delta::simhash(&stdout);
         outcome.simhash = Some(sim);
         if settings.dedup {
