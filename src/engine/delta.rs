@@ -79,6 +79,18 @@ enum Op {
     Added(usize),
 }
 
+/// Whether a delta from `base` to `new` can pay at all: most of `new`'s lines must be lines of
+/// `base`. A linear check, so a search through candidate bases spares the diff of texts that
+/// share little.
+pub fn worth_trying(base: &str, new: &str) -> bool {
+    let shared: std::collections::HashSet<&str> = base.split_inclusive('\n').collect();
+    let lines = new.split_inclusive('\n');
+    let (total, kept) = lines.fold((0usize, 0usize), |(t, k), l| {
+        (t + 1, k + usize::from(shared.contains(l)))
+    });
+    kept * 2 >= total
+}
+
 /// The delta that turns `base` into `new`, headed by `§delta:BASE_HASH§`. `None` when the texts
 /// are identical, differ in more than a few hundred lines, or hold a line that would read as a
 /// delta's own syntax.
@@ -93,11 +105,6 @@ pub fn encode(base_hash: &str, base: &str, new: &str) -> Option<String> {
         .chain(&new_lines)
         .any(|l| looks_like_syntax(l.strip_suffix('\n').unwrap_or(l)))
     {
-        return None;
-    }
-    // Most lines must be shared for a delta to pay: a linear check spares the diff otherwise.
-    let shared: std::collections::HashSet<&str> = old_lines.iter().copied().collect();
-    if new_lines.iter().filter(|l| shared.contains(*l)).count() * 2 < new_lines.len() {
         return None;
     }
     let ops = diff(&old_lines, &new_lines)?;

@@ -225,7 +225,8 @@ fn near_repeat(
         .filter(|base| base.hash != outcome.hash)
         .filter_map(|base| {
             let base_text = std::str::from_utf8(&base.served).ok()?;
-            delta::encode(&base.hash, base_text, served)
+            delta::worth_trying(base_text, served)
+                .then(|| delta::encode(&base.hash, base_text, served))?
         })
         .min_by_key(|d| tokens::count(d))?;
     let header = format!(

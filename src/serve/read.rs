@@ -197,7 +197,8 @@ fn stand_in(
         .iter()
         .filter_map(|base| {
             let base_text = std::str::from_utf8(&base.served).ok()?;
-            delta::encode(&base.hash, base_text, item.body)
+            delta::worth_trying(base_text, item.body)
+                .then(|| delta::encode(&base.hash, base_text, item.body))?
         })
         .min_by_key(|d| tokens::count(d))?;
     // The delta's base was served when it was read; the new text is stored as its own entry.
