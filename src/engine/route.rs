@@ -46,7 +46,10 @@ pub fn route(label: &str, text: &str) -> Route {
     // Guessing source code from the content is for output no formatter claims: a test log's
     // `[ 40%]` or an installer's `(73 kB)` line endings read like code.
     let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text);
-    if Label::parse(label).reads_file() || is_diff(text) || guess_source() {
+    // A file read stays byte for byte, unless the content shows it is a log: a log is a log
+    // whatever command printed it, and folds like one.
+    let read_of_non_log = || Label::parse(label).reads_file() && !looks_like_log(text);
+    if read_of_non_log() || is_diff(text) || guess_source() {
         return Route::Verbatim;
     }
     Route::Normal
@@ -366,6 +369,72 @@ fn inline_secret(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Content that reads as a log: most non-blank lines (of the first 2000) open with a timestamp,
+/// or carry a level word (`INFO`, `WARN`, `ERROR`, …) among their first words. Source, configs
+/// and data rarely do; a program printing its own timestamps and levels is writing a log.
+pub fn looks_like_log(text: &str) -> bool {
+    let mut total = 0usize;
+    let mut logged = 0usize;
+    for line in text.lines().take(2000) {
+        let t = line.trim_start();
+        if t.is_empty() {
+            continue;
+        }
+        total += 1;
+        if opens_with_timestamp(t) || has_level_word(t) {
+            logged += 1;
+        }
+    }
+    total >= 10 && logged * 10 >= total * 8 && !looks_like_source(text)
+}
+
+/// `2026-12-03 09:05:43`, `2026-12-03T09:05:43Z`, `[03/Dec/2026 09:05:45]`, `Dec  3 09:05:45`,
+/// `09:05:43.123`: a date or a clock time within the first 48 bytes of the line.
+fn opens_with_timestamp(line: &str) -> bool {
+    let head = crate::text::cut_at_char(line, 48).as_bytes();
+    let clock = head.windows(8).any(|w| {
+        w[0].is_ascii_digit()
+            && w[1].is_ascii_digit()
+            && w[2] == b':'
+            && w[3].is_ascii_digit()
+            && w[4].is_ascii_digit()
+            && w[5] == b':'
+            && w[6].is_ascii_digit()
+            && w[7].is_ascii_digit()
+    });
+    let date = head.windows(10).any(|w| {
+        w[..4].iter().all(u8::is_ascii_digit)
+            && w[4] == b'-'
+            && w[5..7].iter().all(u8::is_ascii_digit)
+            && w[7] == b'-'
+            && w[8..10].iter().all(u8::is_ascii_digit)
+    });
+    clock || date
+}
+
+/// A level word among the first six words: `INFO`, `[WARN]`, `E/` aside, or `level=error`.
+/// Upper case only, except after `level=`, so prose ("an error in…") is not a log.
+fn has_level_word(line: &str) -> bool {
+    const LEVELS: [&str; 10] = [
+        "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL",
+        "PANIC",
+    ];
+    line.split_whitespace().take(6).any(|word| {
+        let (w, any_case) = match word.strip_prefix("level=") {
+            Some(rest) => (rest, true),
+            None => (word, false),
+        };
+        let w = w.trim_matches(|c: char| !c.is_ascii_alphabetic());
+        LEVELS.iter().any(|l| {
+            if any_case {
+                w.eq_ignore_ascii_case(l)
+            } else {
+                w == *l
+            }
+        })
+    })
 }
 
 pub fn is_diff(text: &str) -> bool {

@@ -1,0 +1,74 @@
+//! A log is a log whatever command printed it: read with `cat` or `tail`, it folds by template
+//! around the lines that matter; source files read the same ways stay byte for byte.
+
+mod common;
+
+use common::{compress, expand, fixtures_dir, Scratch};
+use std::path::Path;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_sqz"))
+}
+
+fn fixture(name: &str) -> (String, Vec<u8>) {
+    let dir = fixtures_dir().join(name);
+    let cmd = std::fs::read_to_string(dir.join("cmd")).unwrap();
+    (
+        cmd.trim().to_string(),
+        std::fs::read(dir.join("input.txt")).unwrap(),
+    )
+}
+
+#[test]
+fn logs_read_with_cat_and_tail_keep_every_error_and_warning_and_save_most() {
+    for name in ["cat-worker-log", "tail-app-log"] {
+        let s = Scratch::new("logs");
+        let (cmd, input) = fixture(name);
+        let run = compress(bin(), &s.db(), &cmd, &input);
+        let out = run.stdout_text();
+        let text = String::from_utf8_lossy(&input);
+        for line in text.lines().filter(|l| {
+            l.contains("ERROR")
+                || l.contains("WARNING")
+                || l.contains(" 404")
+                || l.contains("done:")
+        }) {
+            assert!(out.contains(line), "{name}: lost {line}\n{out}");
+        }
+        let (raw, sent) = (
+            sqz::tokens::count(&text),
+            sqz::tokens::count(&out) + sqz::tokens::count(&run.stderr),
+        );
+        assert!(sent * 10 <= raw * 3, "{name}: {sent} of {raw} tokens");
+        let hash = run.stderr.trim().rsplit(' ').next().unwrap();
+        assert_eq!(expand(bin(), &s.db(), hash).stdout, input, "{name}");
+    }
+}
+
+#[test]
+fn source_read_with_cat_head_and_sed_stays_byte_for_byte() {
+    for (name, path) in [
+        ("cat-python-source", "app.py"),
+        ("cat-rust-source", "src/packed/rabinkarp.rs"),
+    ] {
+        let (_, input) = fixture(name);
+        let text = String::from_utf8(input).unwrap();
+        let head: String = text.lines().take(40).map(|l| format!("{l}\n")).collect();
+        let middle: String = text
+            .lines()
+            .skip(10)
+            .take(30)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        for (label, body) in [
+            (format!("cat {path}"), text.as_str()),
+            (format!("head -40 {path}"), head.as_str()),
+            (format!("sed -n '11,40p' {path}"), middle.as_str()),
+        ] {
+            let s = Scratch::new("source");
+            let run = compress(bin(), &s.db(), &label, body.as_bytes());
+            assert_eq!(run.stdout, body.as_bytes(), "{label}");
+            assert_eq!(run.stderr, "", "{label}");
+        }
+    }
+}
