@@ -4,6 +4,7 @@
 //! end (the shell hook, the MCP tools, the proxy) goes through `Freshness`, `probe` and
 //! `stand_in_pays`; the tokens themselves are written in `doc::reference`.
 
+use super::delta;
 use crate::doc::reference::REF_TOKEN_COST;
 use crate::store::{EntryState, SliceCandidate, Store};
 
@@ -88,6 +89,34 @@ pub fn probe(
         .slice_candidates(path_key, input.len(), SLICE_CANDIDATE_MAX_BYTES)
         .ok()?;
     find_slice(input, agent_text, &candidates, |s| fresh.admits(s)).map(Hit::Slice)
+}
+
+/// The one search for a near-repeat's base: among fresh entries of the same path or a close
+/// SimHash, the smallest delta that turns what the agent was shown of one into `text`.
+pub fn best_delta(
+    store: &Store,
+    fresh: &Freshness,
+    path_key: Option<&str>,
+    sim: u64,
+    text: &str,
+) -> Option<String> {
+    let bases = store
+        .delta_candidates(
+            path_key,
+            sim,
+            delta::NEAR_DISTANCE,
+            fresh.oldest(),
+            delta::MAX_BASES,
+        )
+        .ok()?;
+    bases
+        .iter()
+        .filter_map(|base| {
+            let base_text = std::str::from_utf8(&base.served).ok()?;
+            delta::worth_trying(base_text, text)
+                .then(|| delta::encode(&base.hash, base_text, text))?
+        })
+        .min_by_key(|d| crate::tokens::count(d))
 }
 
 /// A found slice: the entry's hash and the 1-based inclusive line range.

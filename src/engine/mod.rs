@@ -211,24 +211,7 @@ fn near_repeat(
     settings: Settings,
 ) -> Option<(String, String, usize)> {
     let fresh = dedup::Freshness::read(store, settings.now, settings.ttl_ms)?;
-    let bases = store
-        .delta_candidates(
-            outcome.path_key.as_deref(),
-            sim,
-            delta::NEAR_DISTANCE,
-            fresh.oldest(),
-            delta::MAX_BASES,
-        )
-        .ok()?;
-    let best = bases
-        .iter()
-        .filter(|base| base.hash != outcome.hash)
-        .filter_map(|base| {
-            let base_text = std::str::from_utf8(&base.served).ok()?;
-            delta::worth_trying(base_text, served)
-                .then(|| delta::encode(&base.hash, base_text, served))?
-        })
-        .min_by_key(|d| tokens::count(d))?;
+    let best = dedup::best_delta(store, &fresh, outcome.path_key.as_deref(), sim, served)?;
     let header = format!(
         "[sqz] changed since an earlier output: apply the delta to it · sqz expand {}",
         text::shown_hash(&outcome.hash)

@@ -184,23 +184,7 @@ fn stand_in(
         None => {}
     }
     let sim = simhash?;
-    let bases = store
-        .delta_candidates(
-            item.path_key,
-            sim,
-            delta::NEAR_DISTANCE,
-            fresh.oldest(),
-            delta::MAX_BASES,
-        )
-        .ok()?;
-    let best = bases
-        .iter()
-        .filter_map(|base| {
-            let base_text = std::str::from_utf8(&base.served).ok()?;
-            delta::worth_trying(base_text, item.body)
-                .then(|| delta::encode(&base.hash, base_text, item.body))?
-        })
-        .min_by_key(|d| tokens::count(d))?;
+    let best = dedup::best_delta(store, &fresh, item.path_key, sim, item.body)?;
     // The delta's base was served when it was read; the new text is stored as its own entry.
     let (shown, _) = pays(Shown::Delta(best), &item.notes.delta, String::new())?;
     Some((shown, None))
