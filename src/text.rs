@@ -52,9 +52,101 @@ pub fn line_count(bytes: &[u8]) -> usize {
     newlines + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
+/// Where bytes that are not UTF-8 go while the stages work on text: byte `b` (always 0x80 or
+/// above) becomes the private-use character U+F700 + `b`, and back again on the way out.
+const BYTE_CHARS: u32 = 0xF700;
+
+/// The input as text, every stage's view of it. Valid UTF-8 is borrowed; each byte of an
+/// invalid sequence becomes one stand-in character that [`encode_bytes`] turns back into that
+/// byte, so one stray byte changes nothing about how the rest is treated. `None` when the input
+/// already holds a stand-in character, which could not then be told from a stand-in.
+///
+/// ```
+/// let text = sqz::text::decode_bytes(b"caf\xe9 ok\n").unwrap();
+/// assert_eq!(sqz::text::encode_bytes(&text), b"caf\xe9 ok\n");
+/// ```
+pub fn decode_bytes(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let mut rest = match std::str::from_utf8(bytes) {
+        Ok(text) => return Some(std::borrow::Cow::Borrowed(text)),
+        Err(_) => bytes,
+    };
+    let mut out = String::with_capacity(bytes.len() + 16);
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(text) => {
+                out.push_str(text);
+                break;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                // Checked just above: `valid` is UTF-8.
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(after.len());
+                for &b in &after[..bad] {
+                    out.push(char::from_u32(BYTE_CHARS + u32::from(b)).unwrap_or('\u{fffd}'));
+                }
+                rest = &after[bad..];
+            }
+        }
+    }
+    let clash = |c: char| (BYTE_CHARS + 0x80..BYTE_CHARS + 0x100).contains(&u32::from(c));
+    // A stand-in already in the valid parts would come back as a byte it never was.
+    let valid_parts_clash = std::str::from_utf8(bytes).is_err()
+        && out.chars().filter(|&c| clash(c)).count() != invalid_byte_count(bytes);
+    (!valid_parts_clash).then_some(std::borrow::Cow::Owned(out))
+}
+
+/// How many bytes of `bytes` belong to no valid UTF-8 sequence.
+fn invalid_byte_count(mut bytes: &[u8]) -> usize {
+    let mut count = 0;
+    while let Err(e) = std::str::from_utf8(bytes) {
+        let after = &bytes[e.valid_up_to()..];
+        let bad = e.error_len().unwrap_or(after.len());
+        count += bad;
+        bytes = &after[bad..];
+    }
+    count
+}
+
+/// The bytes `text` stands for: [`decode_bytes`] undone.
+pub fn encode_bytes(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
+        let code = u32::from(c);
+        if (BYTE_CHARS + 0x80..BYTE_CHARS + 0x100).contains(&code) {
+            out.push((code - BYTE_CHARS) as u8);
+        } else {
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_bytes_round_trip_and_valid_text_is_borrowed() {
+        for bytes in [
+            &b"plain\n"[..],
+            b"caf\xe9\n\xff\xfe tail",
+            b"cut \xe2\x82",
+            "ok \u{20ac}".as_bytes(),
+        ] {
+            let text = decode_bytes(bytes).expect("decodes");
+            assert_eq!(encode_bytes(&text), bytes);
+        }
+        assert!(matches!(
+            decode_bytes(b"valid"),
+            Some(std::borrow::Cow::Borrowed("valid"))
+        ));
+        // A stand-in character already in the input: it could not be told apart.
+        let mut clash = "\u{f7e9}".as_bytes().to_vec();
+        clash.push(0xe9);
+        assert!(decode_bytes(&clash).is_none());
+    }
 
     #[test]
     fn hash_is_sha256_prefix() {

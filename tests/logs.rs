@@ -72,3 +72,34 @@ fn source_read_with_cat_head_and_sed_stays_byte_for_byte() {
         }
     }
 }
+
+/// One Latin-1 byte in a real log: the output is the valid twin's, byte for byte but for that
+/// byte and the hash in the markers; the original comes back exactly and a repeat is a reference.
+#[test]
+fn an_invalid_byte_changes_nothing_but_itself() {
+    let (cmd, valid) = fixture("cat-worker-log");
+    let at = memchr::memmem::find(&valid, b" EUR in ").expect("an INFO line") + 1;
+    let mut invalid = valid.clone();
+    invalid[at] = 0xc9; // the `E` of `EUR` as a lone Latin-1 byte
+    let twin = {
+        let mut twin = valid.clone();
+        twin[at] = b'#';
+        twin
+    };
+    let s = Scratch::new("bytes");
+    let bad = compress(bin(), &s.db(), &cmd, &invalid);
+    let good = compress(bin(), &s.db(), &cmd, &twin);
+    let strip_hash = |out: &[u8], input: &[u8]| {
+        let text = String::from_utf8_lossy(out).replace('\u{fffd}', "#");
+        text.replace(&common::hash16(input)[..12], "HASH")
+    };
+    assert_eq!(
+        strip_hash(&bad.stdout, &invalid),
+        strip_hash(&good.stdout, &twin)
+    );
+    assert!(bad.stdout.len() * 5 < invalid.len(), "it folds");
+    let hash = common::hash16(&invalid);
+    assert_eq!(expand(bin(), &s.db(), &hash).stdout, invalid);
+    let again = compress(bin(), &s.db(), &cmd, &invalid);
+    assert_eq!(again.stdout_text().trim_end(), format!("§ref:{hash}§"));
+}

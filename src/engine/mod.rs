@@ -80,9 +80,13 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     if memchr::memchr(0, input).is_some() {
         return Outcome::passthrough(input, Kind::Passthrough, Some("binary input (NUL bytes)"));
     }
-    let Ok(raw_text) = std::str::from_utf8(input) else {
+    // Bytes that are not UTF-8 ride through every stage as stand-in characters and go out as
+    // the bytes they were.
+    let Some(decoded) = text::decode_bytes(input) else {
         return Outcome::passthrough(input, Kind::Passthrough, Some("input is not valid UTF-8"));
     };
+    let escaped = matches!(decoded, std::borrow::Cow::Owned(_));
+    let raw_text: &str = &decoded;
     let route = route::route(label, raw_text);
     // A test run that holds a stack trace may still be summarised by its formatter, which then
     // keeps every line of the trace's paragraphs; every other untouchable passes unstored.
@@ -178,7 +182,9 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     };
     // Both sides stay small: a stored SimHash sits after the original in its row, so a large
     // original with one would make every later base search read through it.
-    let near_sized = stdout.len() <= NEAR_REPEAT_MAX_BYTES && input.len() <= NEAR_REPEAT_MAX_BYTES;
+    // A text with stand-ins is never a delta's base or result: deltas are diffed as text.
+    let near_sized =
+        !escaped && stdout.len() <= NEAR_REPEAT_MAX_BYTES && input.len() <= NEAR_REPEAT_MAX_BYTES;
     if let Some(store) = store.filter(|_| near_sized) {
         let sim = delta::simhash(&stdout);
         outcome.simhash = Some(sim);
@@ -192,7 +198,11 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             }
         }
     }
-    outcome.stdout = stdout.into_bytes();
+    outcome.stdout = if escaped {
+        text::encode_bytes(&stdout)
+    } else {
+        stdout.into_bytes()
+    };
     outcome
 }
 
