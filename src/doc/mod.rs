@@ -44,6 +44,17 @@ pub enum Piece {
     Summary(String),
     /// A replacement for line `n` that loses no information (JSON compaction, padding).
     Rewrite(usize, String),
+    /// Lines of one template left out: their 0-based indices and the template, its varying
+    /// fields shown by their ranges. Rendered as a marker naming the exact expand command.
+    Like { lines: Vec<usize>, template: String },
+    /// Lines that repeat an earlier block of the same output: `earlier` is that block's first
+    /// 0-based line, and the lines at the offsets in `except` differ from it and are shown,
+    /// verbatim, after the marker. Lossless: the agent can rebuild the block from what it sees.
+    Same {
+        lines: std::ops::Range<usize>,
+        earlier: usize,
+        except: Vec<usize>,
+    },
 }
 
 impl Piece {
@@ -73,6 +84,50 @@ pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
     }
 }
 
+/// The marker for lines of one template: the count, the template and the expand command.
+pub fn like_marker(hash: &str, lines: &[usize], template: &str) -> String {
+    let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
+        return String::new();
+    };
+    let target = if last - first + 1 == lines.len() {
+        reference::lines_target(hash, first + 1, last + 1)
+    } else {
+        hash.to_string()
+    };
+    format!(
+        "[… {} lines like \"{template}\" · sqz expand {target}]",
+        lines.len()
+    )
+}
+
+/// The marker for a repeated block (SPEC §4.1), 1-based line numbers of the original; the
+/// expand command only when the original is stored (`hash` not empty). The changed lines
+/// follow it, one per line.
+pub fn same_marker(
+    hash: &str,
+    lines: &std::ops::Range<usize>,
+    earlier: usize,
+    except: &[usize],
+) -> String {
+    let count = lines.len();
+    let mut out = format!(
+        "[same {count} lines as lines {}–{} above",
+        earlier + 1,
+        earlier + count
+    );
+    if !except.is_empty() {
+        let at: Vec<String> = except.iter().map(|k| (k + 1).to_string()).collect();
+        let noun = if except.len() == 1 { "line" } else { "lines" };
+        out.push_str(&format!(", except: {noun} {} below", at.join(", ")));
+    }
+    if !hash.is_empty() {
+        out.push_str(" · sqz expand ");
+        out.push_str(&reference::lines_target(hash, lines.start + 1, lines.end));
+    }
+    out.push(']');
+    out
+}
+
 /// Builds the agent-visible text from pieces.
 pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
     let kept: usize = pieces
@@ -90,6 +145,18 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
         match piece {
             Piece::Keep(n) => out.push_str(doc.lines[*n]),
             Piece::Fold { lines, what } => out.push_str(&marker(hash, lines, what)),
+            Piece::Like { lines, template } => out.push_str(&like_marker(hash, lines, template)),
+            Piece::Same {
+                lines,
+                earlier,
+                except,
+            } => {
+                out.push_str(&same_marker(hash, lines, *earlier, except));
+                for k in except {
+                    out.push('\n');
+                    out.push_str(doc.lines[lines.start + k]);
+                }
+            }
             Piece::Summary(s) | Piece::Rewrite(_, s) => out.push_str(s),
         }
         out.push('\n');
@@ -105,9 +172,18 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
 pub fn unfold(pieces: Vec<Piece>, protected: impl Fn(usize) -> bool) -> Vec<Piece> {
     let mut out = Vec::with_capacity(pieces.len());
     for piece in pieces {
-        let Piece::Fold { lines, what } = piece else {
-            out.push(piece);
-            continue;
+        let (lines, what) = match piece {
+            Piece::Fold { lines, what } => (lines, what),
+            // A template's ranges would no longer be exact once lines leave it.
+            Piece::Like { lines, .. } => (lines, "similar".to_string()),
+            Piece::Same { lines, .. } if lines.clone().any(&protected) => {
+                out.extend(lines.map(Piece::Keep));
+                continue;
+            }
+            other => {
+                out.push(other);
+                continue;
+            }
         };
         let mut rest: Vec<usize> = Vec::new();
         let flush = |rest: &mut Vec<usize>, out: &mut Vec<Piece>| match rest.len() {

@@ -4,6 +4,7 @@
 //! always give the same bytes.
 
 pub mod ansi;
+pub mod blocks;
 pub mod dedup;
 pub mod delta;
 pub mod gate;
@@ -71,6 +72,37 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// Output changed only losslessly (back-references), with nothing stored: the header
+    /// names no hash. The input goes out as it is when that would not pay.
+    fn unstored(input: &[u8], served: String, escaped: bool) -> Outcome {
+        let tokens_in = tokens::count_bytes(input);
+        let served_tokens = tokens::count(&served);
+        let header = header_line(served_tokens, tokens_in, None);
+        let total = served_tokens + tokens::count(&header);
+        if !gate::NetWinGate::passes(tokens_in, total) {
+            return Outcome::passthrough(input, Kind::Safe, None);
+        }
+        let mut outcome = Outcome::passthrough(input, Kind::Safe, None);
+        outcome.stdout = if escaped {
+            text::encode_bytes(&served)
+        } else {
+            served.into_bytes()
+        };
+        outcome.header = Some(header);
+        outcome.tokens_out = total;
+        outcome
+    }
+}
+
+/// The output with its repeated blocks pointing back and nothing else changed, if any block
+/// repeats: the only stage allowed on what is never stored.
+fn point_back_only(label: &str, text: &str) -> Option<String> {
+    let doc = Doc::new(label, text);
+    let pieces: Vec<doc::Piece> = (0..doc.lines.len()).map(doc::Piece::Keep).collect();
+    blocks::point_back(&doc, &pieces, "").map(|pieces| doc::render(&doc, &pieces, ""))
+}
+
 /// Decides how to serve `input` (trailer already stripped). `store` is `None` when nothing may
 /// be stored (no cache, store error): then only lossless stages run.
 pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Settings) -> Outcome {
@@ -94,7 +126,12 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         && fmt::runs_tests(label)
         && fmt::find(label).is_some();
     if matches!(route, Route::Untouchable(_)) && !test_run_trace {
-        return Outcome::passthrough(input, Kind::Safe, None);
+        // The one change allowed: a block repeated within the output points back to its
+        // first copy, which the agent sees whole. Nothing is stored.
+        return match point_back_only(label, raw_text) {
+            Some(served) => Outcome::unstored(input, served, escaped),
+            None => Outcome::passthrough(input, Kind::Safe, None),
+        };
     }
     let tokens_in = tokens::count(raw_text);
     let hash = text::hash16(input);
@@ -127,8 +164,15 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         Shaped::Unchanged if test_run_trace => {
             return Outcome::passthrough(input, Kind::Safe, None)
         }
+        Shaped::Unchanged if store.is_none() => match point_back_only(label, &agent_text) {
+            Some(served) => return Outcome::unstored(input, served, escaped),
+            None => (None, Kind::Fresh),
+        },
         Shaped::Unchanged => (None, Kind::Fresh),
-        Shaped::Untouchable => return Outcome::passthrough(input, Kind::Safe, None),
+        Shaped::Untouchable => match point_back_only(label, &agent_text) {
+            Some(served) => return Outcome::unstored(input, served, escaped),
+            None => return Outcome::passthrough(input, Kind::Safe, None),
+        },
     };
     // Sent as the agent would have seen it: colour stripped when that is recoverable.
     let unchanged_tokens = match &agent_text {
@@ -328,7 +372,11 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         };
         doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
     });
-    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, text::shown_hash(hash));
+    let shown = text::shown_hash(hash);
+    let point_back =
+        |pieces: Vec<doc::Piece>| blocks::point_back(&doc, &pieces, shown).unwrap_or(pieces);
+    let formatted = formatted.map(point_back);
+    let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, shown);
     let by_formatter = formatted.map(|pieces| render(&pieces));
     // A formatter that at least halved the output leaves the generic pipeline nothing to win,
     // so it is not run (a huge listing would cost a second pass for nothing).
@@ -338,7 +386,17 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     let by_generic = if trace || halved {
         None
     } else {
-        pipeline::fold_runs(&doc, facts()).map(|pieces| render(&pieces))
+        let folded = pipeline::fold_runs(&doc, facts(), shown);
+        let all_kept = || (0..doc.lines.len()).map(doc::Piece::Keep).collect();
+        let pieces = folded.unwrap_or_else(all_kept);
+        blocks::point_back(&doc, &pieces, shown)
+            .or_else(|| {
+                pieces
+                    .iter()
+                    .any(|p| !matches!(p, doc::Piece::Keep(_)))
+                    .then_some(pieces)
+            })
+            .map(|pieces| render(&pieces))
     };
     let (served, kind) = match (by_formatter, by_generic) {
         (Some(by_formatter), Some(by_generic)) => {

@@ -65,7 +65,7 @@ fn is_progress(line: &str) -> bool {
 
 /// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
 /// nothing would fold.
-pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
+pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
     // Shapes are compared by a hash, so a huge output costs no second copy of itself.
     let shapes: Vec<u64> = doc.lines.iter().map(|l| shape_hash(l)).collect();
     let mut pieces = Vec::with_capacity(doc.lines.len());
@@ -79,7 +79,7 @@ pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
             let mut keep = vec![false; progress_run];
             keep[0] = true;
             keep[progress_run - 1] = true;
-            folded_any |= emit_run(doc, i, &keep, "progress", &mut pieces);
+            folded_any |= emit_run(doc, i, &keep, Fold::Progress, hash, &mut pieces);
             i += progress_run;
             continue;
         }
@@ -99,26 +99,38 @@ pub fn fold_runs(doc: &Doc, facts: &[bool]) -> Option<Vec<Piece>> {
             } else {
                 outliers(run)
             };
-            // The first line shows the shape; for similar lines the last shows the range.
+            // The first line shows the template by example; the marker shows its ranges.
             keep[0] = true;
-            if !identical {
-                keep[run.len() - 1] = true;
-            }
-            folded_any |= emit_run(
-                doc,
-                i,
-                &keep,
-                if identical { "identical" } else { "similar" },
-                &mut pieces,
-            );
+            let how = if identical {
+                Fold::Identical
+            } else {
+                Fold::Template
+            };
+            folded_any |= emit_run(doc, i, &keep, how, hash, &mut pieces);
         }
         i = j;
     }
     folded_any.then_some(pieces)
 }
 
+/// How a stretch of a run is shown when it folds.
+#[derive(Clone, Copy)]
+enum Fold {
+    Progress,
+    Identical,
+    /// Lines of one template: the marker gives the template and each field's range.
+    Template,
+}
+
 /// Kept lines of a run stay; each stretch between them folds if that pays.
-fn emit_run(doc: &Doc, start: usize, keep: &[bool], what: &str, pieces: &mut Vec<Piece>) -> bool {
+fn emit_run(
+    doc: &Doc,
+    start: usize,
+    keep: &[bool],
+    how: Fold,
+    hash: &str,
+    pieces: &mut Vec<Piece>,
+) -> bool {
     let mut folded = false;
     let mut k = 0;
     while k < keep.len() {
@@ -129,13 +141,35 @@ fn emit_run(doc: &Doc, start: usize, keep: &[bool], what: &str, pieces: &mut Vec
         }
         let end = (k..keep.len()).find(|&m| keep[m]).unwrap_or(keep.len());
         let lines: Vec<usize> = (start + k..start + end).collect();
-        if worth_folding(doc, &lines, what) {
-            pieces.push(Piece::Fold {
+        let piece = match how {
+            Fold::Template => match template(doc, &lines) {
+                Some(template) => Piece::Like { lines, template },
+                None => Piece::Fold {
+                    lines,
+                    what: "similar".into(),
+                },
+            },
+            Fold::Identical => Piece::Fold {
                 lines,
-                what: what.to_string(),
-            });
+                what: "identical".into(),
+            },
+            Fold::Progress => Piece::Fold {
+                lines,
+                what: "progress".into(),
+            },
+        };
+        // A template costs about a line: a short stretch pays only with the plain marker.
+        let piece = match piece {
+            Piece::Like { lines, .. } if !worth_folding(doc, &piece, hash) => Piece::Fold {
+                lines,
+                what: "similar".into(),
+            },
+            other => other,
+        };
+        if worth_folding(doc, &piece, hash) {
+            pieces.push(piece);
             folded = true;
-        } else {
+        } else if let Piece::Fold { lines, .. } | Piece::Like { lines, .. } = piece {
             pieces.extend(lines.into_iter().map(Piece::Keep));
         }
         k = end;
@@ -148,12 +182,15 @@ fn emit_run(doc: &Doc, start: usize, keep: &[bool], what: &str, pieces: &mut Vec
 /// looks for. Positions where values vary freely (timestamps, counters, durations) mark only
 /// their rare values.
 fn outliers(run: &[&str]) -> Vec<bool> {
-    let numbers: Vec<Vec<&str>> = run.iter().map(|l| number_tokens(l)).collect();
-    let width = numbers.iter().map(Vec::len).min().unwrap_or(0);
+    let values: Vec<Vec<&str>> = run
+        .iter()
+        .map(|l| fields(l).into_iter().map(|r| &l[r]).collect())
+        .collect();
+    let width = values.iter().map(Vec::len).min().unwrap_or(0);
     let mut keep = vec![false; run.len()];
     for p in 0..width {
         let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for line in &numbers {
+        for line in &values {
             *counts.entry(line[p]).or_default() += 1;
         }
         let most = counts.values().copied().max().unwrap_or(0);
@@ -163,7 +200,7 @@ fn outliers(run: &[&str]) -> Vec<bool> {
         // A field with few values (a status, an exit code) keeps every line off its usual
         // value; a freer field keeps only its rare values.
         let categorical = counts.len() <= (run.len() / 8).max(3);
-        for (n, line) in numbers.iter().enumerate() {
+        for (n, line) in values.iter().enumerate() {
             let count = counts[line[p]];
             if (categorical && count < most) || count * 5 <= run.len() {
                 keep[n] = true;
@@ -173,37 +210,117 @@ fn outliers(run: &[&str]) -> Vec<bool> {
     keep
 }
 
-/// The digit runs and long hex runs of a line: the parts `shape` masks.
-fn number_tokens(line: &str) -> Vec<&str> {
-    let bytes = line.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_ascii_hexdigit() {
-            let start = i;
-            let mut has_digit = false;
-            while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
-                has_digit |= bytes[i].is_ascii_digit();
-                i += 1;
+/// The template of lines that share one shape: the literal text of the first, each varying
+/// field shown as `{a|b}` (up to three values, in order of appearance), `{min…max}` (numbers)
+/// or `{first…last}`; a field that does not vary is shown as it is. `None` if the lines do not
+/// split into the same fields.
+fn template(doc: &Doc, lines: &[usize]) -> Option<String> {
+    let first = doc.lines[*lines.first()?];
+    let spans = fields(first);
+    let per_line: Vec<Vec<&str>> = lines
+        .iter()
+        .map(|&n| {
+            let line = doc.lines[n];
+            fields(line).into_iter().map(|r| &line[r]).collect()
+        })
+        .collect();
+    if per_line.iter().any(|v| v.len() != spans.len()) {
+        return None;
+    }
+    let mut out = String::with_capacity(first.len() + 16);
+    let mut at = 0;
+    for (p, span) in spans.iter().enumerate() {
+        out.push_str(&first[at..span.start]);
+        at = span.end;
+        let values: Vec<&str> = per_line.iter().map(|v| v[p]).collect();
+        out.push_str(&field_range(&values));
+    }
+    out.push_str(&first[at..]);
+    Some(out)
+}
+
+/// How one field's values are shown in a template.
+fn field_range(values: &[&str]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for v in values {
+        if !distinct.contains(v) {
+            distinct.push(v);
+            if distinct.len() > 3 {
+                break;
             }
-            let token = &line[start..i];
-            if token.bytes().all(|b| b.is_ascii_digit()) || (has_digit && token.len() >= 7) {
-                out.push(token);
-            }
-        } else {
-            i += 1;
         }
     }
-    out
+    match distinct.len() {
+        0 => String::new(),
+        1 => distinct[0].to_string(),
+        2 | 3 => format!("{{{}}}", distinct.join("|")),
+        _ => {
+            let numeric: Option<Vec<f64>> = values.iter().map(|v| as_number(v)).collect();
+            let (low, high) = match numeric {
+                Some(numbers) => {
+                    let pick = |better: fn(f64, f64) -> bool| {
+                        let mut best = 0;
+                        for (n, &x) in numbers.iter().enumerate() {
+                            if better(x, numbers[best]) {
+                                best = n;
+                            }
+                        }
+                        values[best]
+                    };
+                    (pick(|a, b| a < b), pick(|a, b| a > b))
+                }
+                None => {
+                    // Timestamps of one minute share their head: `09:05:{43,774…44,010}`.
+                    let (first, last) = (values[0], values[values.len() - 1]);
+                    let head = shared_head(values);
+                    return format!("{}{{{}…{}}}", &first[..head], &first[head..], &last[head..]);
+                }
+            };
+            format!("{{{low}…{high}}}")
+        }
+    }
+}
+
+/// The length of the prefix every value shares, cut back to just after a separator.
+fn shared_head(values: &[&str]) -> usize {
+    let first = values[0].as_bytes();
+    let mut len = first.len();
+    for v in &values[1..] {
+        len = len.min(
+            first
+                .iter()
+                .zip(v.as_bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    first[..len]
+        .iter()
+        .rposition(|b| matches!(b, b':' | b'.' | b',' | b'-' | b'/'))
+        .map_or(0, |p| p + 1)
+}
+
+/// A field that reads as one number: digits with at most one decimal point.
+fn as_number(v: &str) -> Option<f64> {
+    let plain = v.bytes().all(|b| b.is_ascii_digit() || b == b'.') && v.matches('.').count() <= 1;
+    if plain {
+        v.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// A fold pays only when the lines it hides cost more than its marker.
-fn worth_folding(doc: &Doc, lines: &[usize], what: &str) -> bool {
+fn worth_folding(doc: &Doc, piece: &Piece, hash: &str) -> bool {
+    let (lines, marker) = match piece {
+        Piece::Fold { lines, what } => (lines, crate::doc::marker(hash, lines, what)),
+        Piece::Like { lines, template } => (lines, crate::doc::like_marker(hash, lines, template)),
+        _ => return false,
+    };
     if lines.len() < 2 {
         return false;
     }
     let hidden: usize = lines.iter().map(|&n| tokens::count(doc.lines[n]) + 1).sum();
-    let marker = crate::doc::marker("0123456789abcdef", lines, what);
     hidden > tokens::count(&marker) + 2
 }
 
@@ -214,46 +331,69 @@ fn shape_hash(line: &str) -> u64 {
     hasher.finish()
 }
 
-/// A line with every digit run and long hex run replaced by `#`, so lines that differ only in
-/// counters, durations, timestamps or ids share a shape.
+/// A line with every varying field (see [`fields`]) replaced by `#`, so lines that differ only
+/// in counters, durations, timestamps or ids share a shape.
 pub fn shape(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for span in fields(line) {
+        out.push_str(&line[at..span.start]);
+        out.push('#');
+        at = span.end;
+    }
+    out.push_str(&line[at..]);
+    out
+}
+
+/// The byte ranges of a line's varying fields: numbers, hex ids (7 or more hex digits with a
+/// digit among them), and the timestamps, dates, versions and UUIDs they make when joined by
+/// one of `:.,-/` (`09:05:43,797`, `2026-12-03`, `1.2.3`, `3f9a…-…`). Plain words made of hex
+/// letters (`added`, `face`) are not fields.
+pub fn fields(line: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = line.as_bytes();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii_hexdigit() {
-            let start = i;
-            let mut has_digit = false;
-            while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
-                has_digit |= bytes[i].is_ascii_digit();
-                i += 1;
-            }
-            let all_digits = bytes[start..i].iter().all(u8::is_ascii_digit);
-            let hex_id = has_digit && i - start >= 7;
-            if all_digits || hex_id {
-                out.push('#');
-            } else {
-                // Plain word that happens to be made of hex letters ("added", "face"): but a
-                // word may continue with non-hex letters, so copy the run and go on.
-                out.push_str(&line[start..i]);
-            }
+        if !bytes[i].is_ascii_hexdigit() {
+            i += 1;
             continue;
         }
-        let ch_len = utf8_len(b);
-        out.push_str(&line[i..i + ch_len]);
-        i += ch_len;
+        let start = i;
+        let end = hex_run_end(bytes, i);
+        let run = &bytes[start..end];
+        let is_field = run.iter().all(u8::is_ascii_digit)
+            || (run.len() >= 7 && run.iter().any(u8::is_ascii_digit));
+        if !is_field {
+            // Hex letters of a word (`added`, `face`); digits later in the word still count.
+            i = end;
+            continue;
+        }
+        // Join a following `SEP field` while the next run is itself a field or a UUID group.
+        let mut stop = end;
+        while stop + 1 < bytes.len() && matches!(bytes[stop], b':' | b'.' | b',' | b'-' | b'/') {
+            let next_end = hex_run_end(bytes, stop + 1);
+            let next = &bytes[stop + 1..next_end];
+            let joins = !next.is_empty()
+                && (next.iter().all(u8::is_ascii_digit)
+                    || (next.len() >= 7 && next.iter().any(u8::is_ascii_digit))
+                    || (bytes[stop] == b'-' && matches!(next.len(), 4 | 12)));
+            if !joins {
+                break;
+            }
+            stop = next_end;
+        }
+        out.push(start..stop);
+        i = stop;
     }
     out
 }
 
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
+/// Where a run of hex digits starting at `i` ends.
+fn hex_run_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
+        i += 1;
     }
+    i
 }
 
 #[cfg(test)]
@@ -289,11 +429,13 @@ mod tests {
             text.push_str("error: disk full\n");
         }
         let doc = Doc::new("x", &text);
-        let pieces = fold_runs(&doc, &facts_of(&doc)).expect("folds");
+        let pieces = fold_runs(&doc, &facts_of(&doc), "h").expect("folds");
         let out = render(&doc, &pieces, "h");
         assert!(out.starts_with("[0] heartbeat"));
-        assert!(out.contains("[… 28 similar lines · sqz expand h:L2-29]"));
-        assert!(out.contains("[29] heartbeat"));
+        assert!(
+            out.contains("[… 29 lines like \"[{1…29}] heartbeat from worker pool, all queues drained\" · sqz expand h:L2-30]"),
+            "{out}"
+        );
         assert_eq!(out.matches("error: disk full").count(), 6);
     }
 
@@ -306,7 +448,7 @@ mod tests {
     fn mixed_progress_blocks_fold_but_not_their_neighbours() {
         let text = "The following NEW packages will be installed:\n  cowsay figlet\nSelecting previously unselected package cowsay.\nPreparing to unpack .../cowsay.deb ...\nUnpacking cowsay (3.03) ...\nSelecting previously unselected package figlet.\nPreparing to unpack .../figlet.deb ...\nUnpacking figlet (2.2.5) ...\nSetting up figlet (2.2.5) ...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
         let doc = Doc::new("apt-get install cowsay figlet", text);
-        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc)).unwrap(), "h");
+        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc), "h").unwrap(), "h");
         assert!(out.contains("Selecting previously unselected package cowsay.\n[… 5 progress lines · sqz expand h:L4-8]\nSetting up figlet"), "{out}");
         assert!(out.contains("E: Sub-process /usr/bin/dpkg returned an error code (1)"));
     }
@@ -322,10 +464,10 @@ mod tests {
             ));
         }
         let doc = Doc::new("docker logs api", &text);
-        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc)).unwrap(), "h");
+        let out = render(&doc, &fold_runs(&doc, &facts_of(&doc), "h").unwrap(), "h");
         assert!(out.contains("path=/orders/17 status=404"), "{out}");
         assert!(
-            out.contains("[… 16 similar lines · sqz expand h:L2-17]"),
+            out.contains("[… 16 lines like \"10:00:{01…16} method=GET path=/orders/{1…16} status=200 took={0…6}ms\" · sqz expand h:L2-17]"),
             "{out}"
         );
     }

@@ -125,12 +125,61 @@ pub fn format_get(doc: &Doc) -> Option<Vec<Piece>> {
         .filter(|n| healthy_rows.binary_search(n).is_err())
         .map(Piece::Keep)
         .collect();
-    // The rows that need attention read first, under the header; the healthy ones after.
+    // The rows that need attention read first, under the header; the healthy ones after,
+    // folded, with every one of their names kept.
+    let summaries = healthy_names(doc, &cols, &healthy_rows);
     pieces.push(Piece::Fold {
         lines: healthy_rows,
         what: "healthy row".to_string(),
     });
+    pieces.extend(summaries.into_iter().map(Piece::Summary));
     Some(pieces)
+}
+
+/// The names of the healthy rows, grouped by the column values they share:
+/// `READY 1/1, STATUS Running, RESTARTS 0, AGE 2h (6): a b c d e f`. A column whose values
+/// mostly differ (an IP, a varied AGE) is detail and is left to the marker.
+fn healthy_names(doc: &Doc, cols: &[(&str, usize)], rows: &[usize]) -> Vec<String> {
+    let Some(name_at) = cols.iter().position(|c| c.0 == "NAME") else {
+        return Vec::new();
+    };
+    let cells: Vec<Vec<&str>> = rows
+        .iter()
+        .filter_map(|&n| cells(doc.lines[n], cols))
+        .collect();
+    let shared: Vec<usize> = (0..cols.len())
+        .filter(|&c| c != name_at)
+        .filter(|&c| {
+            let mut values: Vec<&str> = cells.iter().map(|r| r[c]).collect();
+            values.sort_unstable();
+            values.dedup();
+            values.len() * 2 <= cells.len().max(2)
+        })
+        .collect();
+    let mut groups: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
+    for row in &cells {
+        let key: Vec<&str> = shared.iter().map(|&c| row[c]).collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(row[name_at]),
+            None => groups.push((key, vec![row[name_at]])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(key, names)| {
+            let values: Vec<String> = shared
+                .iter()
+                .zip(&key)
+                .map(|(&c, v)| format!("{} {v}", cols[c].0))
+                .collect();
+            format!(
+                "{} ({}): {}",
+                values.join(", "),
+                names.len(),
+                names.join(" ")
+            )
+        })
+        .collect()
 }
 
 pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
@@ -316,9 +365,14 @@ mod tests {
             assert!(out.contains(row), "{row}");
         }
         assert!(out.starts_with("NAME "));
-        assert!(!out.contains("etcd-k8s-node1"));
+        // The healthy rows fold, but every name stays, grouped by what the rows share.
+        assert!(!out.contains("etcd-k8s-node1                             1/1"));
         assert!(
-            out.contains("[… 8 healthy row lines · sqz expand h]"),
+            out.contains("[… 8 healthy row lines · sqz expand h]\nREADY 1/1, STATUS Running, RESTARTS 0, AGE 1h (2): calico-etcd-spwts calico-kube-controllers-685755779f-8qvg9\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("(5): etcd-k8s-node1 kube-apiserver-k8s-node1"),
             "{out}"
         );
         let out = get(COREDNS).unwrap();

@@ -234,7 +234,10 @@ pub(crate) fn accounts_for_every_line(line_count: usize, pieces: &[Piece]) -> bo
     for piece in pieces {
         match piece {
             Piece::Keep(n) | Piece::Rewrite(n, _) => seen[*n] = true,
-            Piece::Fold { lines, .. } => lines.iter().for_each(|&n| seen[n] = true),
+            Piece::Fold { lines, .. } | Piece::Like { lines, .. } => {
+                lines.iter().for_each(|&n| seen[n] = true)
+            }
+            Piece::Same { lines, .. } => lines.clone().for_each(|n| seen[n] = true),
             Piece::Summary(_) => {}
         }
     }

@@ -1,43 +1,55 @@
-//! `ps aux` (BSD-style `ps` with the `USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND`
-//! header): the header and every anomalous process stay verbatim — zombie, stopped,
-//! uninterruptible or dead (`STAT` Z, T, t, D, X), busy (`%CPU` ≥ 5), big (`%MEM` ≥ 5, or a
-//! resident size ten times the listing's median and over 100 MB) — and runs of at least
-//! [`MIN_RUN`] ordinary processes become one summary naming each program with its pids,
-//! counted from the input, with a marker that restores the rows. Other `ps` formats are refused.
+//! `ps` listings whose header ends in the command column (`ps aux`, `ps -ef`, `ps -eo …,args`):
+//! the header and every anomalous process stay verbatim — zombie, stopped, uninterruptible or
+//! dead (`STAT` Z, T, t, D, X), busy (`%CPU` or `C` ≥ 5), big (`%MEM` ≥ 5, or a resident size
+//! ten times the listing's median and over 100 MB) — and in each run of at least [`MIN_RUN`]
+//! ordinary processes the detail columns fold under a marker while every row's PID and full
+//! command line stay: the command line, arguments and all, is what names a process. Headers of
+//! another shape are refused.
 
 use crate::doc::facts::reports_failure;
 use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
 /// A run folds only when it has at least this many rows.
-const MIN_RUN: usize = 8;
+const MIN_RUN: usize = 4;
 
 pub fn matches(label: &Label) -> bool {
     label.program == "ps"
-        && label
-            .args
-            .iter()
-            .any(|a| !a.starts_with('-') && a.contains('u') && a.contains('x'))
 }
 
 struct Proc<'a> {
     pid: &'a str,
+    /// The detail cells, in header order (every column but PID and the command).
+    detail: Vec<&'a str>,
     cpu: f64,
     mem: f64,
     rss: u64,
     stat: &'a str,
-    program: &'a str,
+    command: &'a str,
+}
+
+/// The column layout of a header: names before the command column, and where PID is.
+struct Layout<'a> {
+    names: Vec<&'a str>,
+    pid: usize,
+}
+
+fn layout(header: &str) -> Option<Layout<'_>> {
+    let words: Vec<&str> = header.split_whitespace().collect();
+    let (last, names) = words.split_last()?;
+    if !matches!(*last, "COMMAND" | "CMD" | "ARGS") || names.len() < 2 {
+        return None;
+    }
+    let pid = names.iter().position(|w| *w == "PID")?;
+    Some(Layout {
+        names: names.to_vec(),
+        pid,
+    })
 }
 
 pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
     let header = *doc.lines.first()?;
-    let words: Vec<&str> = header.split_whitespace().collect();
-    let expected = [
-        "USER", "PID", "%CPU", "%MEM", "VSZ", "RSS", "TTY", "STAT", "START", "TIME", "COMMAND",
-    ];
-    if words != expected {
-        return None;
-    }
+    let layout = layout(header)?;
     let last = doc.lines.len() - 1;
     let procs: Vec<Option<Proc>> = doc
         .lines
@@ -47,7 +59,7 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
             // The header, a failure report, and a last line cut mid-way are no rows.
             let cut = n == last && !doc.ends_with_newline;
             (n > 0 && !cut && !reports_failure(l))
-                .then(|| parse(l))
+                .then(|| parse(l, &layout))
                 .flatten()
         })
         .collect();
@@ -75,24 +87,10 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
             .find(|&m| !ordinary[m])
             .unwrap_or(doc.lines.len());
         if end - n >= MIN_RUN {
-            // Programs in order of first appearance, each with its pids.
-            let mut by_program: Vec<(&str, Vec<&str>)> = Vec::new();
-            for p in procs[n..end].iter().flatten() {
-                match by_program.iter_mut().find(|(name, _)| *name == p.program) {
-                    Some((_, pids)) => pids.push(p.pid),
-                    None => by_program.push((p.program, vec![p.pid])),
-                }
-            }
-            let list: Vec<String> = by_program
-                .iter()
-                .map(|(name, pids)| format!("{name} (pids {})", pids.join(" ")))
-                .collect();
-            pieces.push(Piece::Summary(format!(
-                "{} processes: {}",
-                end - n,
-                list.join("; ")
-            )));
+            let run: Vec<&Proc> = procs[n..end].iter().flatten().collect();
             pieces.push(Piece::fold_range(n, end - 1, "ordinary process"));
+            pieces.push(Piece::Summary(run_heading(&layout, &run)));
+            pieces.extend(command_lines(&run).into_iter().map(Piece::Summary));
             folded_any = true;
             n = end;
         } else if end > n {
@@ -106,33 +104,75 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
     folded_any.then_some(pieces)
 }
 
-fn parse(line: &str) -> Option<Proc<'_>> {
+/// What the folded rows share: `PID COMMAND of those rows (USER root, TTY ?)`, naming each
+/// detail column whose value is the same in every row.
+fn run_heading(layout: &Layout, run: &[&Proc]) -> String {
+    let same: Vec<String> = (0..layout.names.len() - 1)
+        .filter(|&c| run.iter().all(|p| p.detail[c] == run[0].detail[c]))
+        .map(|c| format!("{} {}", detail_name(layout, c), run[0].detail[c]))
+        .collect();
+    if same.is_empty() {
+        "PID COMMAND of those rows:".to_string()
+    } else {
+        format!("PID COMMAND of those rows ({}):", same.join(", "))
+    }
+}
+
+/// The header name of detail cell `c` (PID is not among the detail cells).
+fn detail_name<'a>(layout: &Layout<'a>, c: usize) -> &'a str {
+    layout.names[if c < layout.pid { c } else { c + 1 }]
+}
+
+/// One line per row, `PID COMMAND`; rows in a row with the same command share a line,
+/// `PID,PID COMMAND`. Row order is kept.
+fn command_lines(run: &[&Proc]) -> Vec<String> {
+    let mut out: Vec<(Vec<&str>, &str)> = Vec::new();
+    for p in run {
+        match out.last_mut() {
+            Some((pids, command)) if *command == p.command => pids.push(p.pid),
+            _ => out.push((vec![p.pid], p.command)),
+        }
+    }
+    out.into_iter()
+        .map(|(pids, command)| format!("{} {command}", pids.join(",")))
+        .collect()
+}
+
+fn parse<'a>(line: &'a str, layout: &Layout) -> Option<Proc<'a>> {
     let mut rest = line;
-    let mut fields = Vec::with_capacity(10);
-    for _ in 0..10 {
+    let mut cells = Vec::with_capacity(layout.names.len());
+    for _ in 0..layout.names.len() {
         rest = rest.trim_start();
         let end = rest.find(' ')?;
-        fields.push(&rest[..end]);
+        cells.push(&rest[..end]);
         rest = &rest[end..];
     }
     let command = rest.trim_start();
-    let first = command.split(' ').next().filter(|w| !w.is_empty())?;
-    let program = if first.starts_with('[') {
-        first
-    } else {
-        first.rsplit('/').next().unwrap_or(first)
-    };
-    let pid = fields[1];
+    if command.is_empty() {
+        return None;
+    }
+    let pid = cells[layout.pid];
     if !pid.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
+    let at = |name: &str| layout.names.iter().position(|w| *w == name);
+    // A column that is there must read as its kind; one that is not counts as unremarkable.
+    let number =
+        |name: &str| -> Option<f64> { at(name).map_or(Some(0.0), |i| cells[i].parse().ok()) };
+    let cpu = number("%CPU")?.max(number("C")?);
+    let mem = number("%MEM")?;
+    let rss = at("RSS").map_or(Some(0), |i| cells[i].parse().ok())?;
+    let stat = at("STAT").or(at("S")).map_or("", |i| cells[i]);
+    let mut detail = cells;
+    detail.remove(layout.pid);
     Some(Proc {
         pid,
-        cpu: fields[2].parse().ok()?,
-        mem: fields[3].parse().ok()?,
-        rss: fields[5].parse().ok()?,
-        stat: fields[7],
-        program,
+        detail,
+        cpu,
+        mem,
+        rss,
+        stat,
+        command,
     })
 }
 
@@ -159,9 +199,10 @@ mod tests {
     fn claims_bsd_ps_only() {
         assert!(matches(&Label::parse("ps aux")));
         assert!(matches(&Label::parse("ps auxww")));
-        assert!(!matches(&Label::parse("ps -ef")));
-        let ef = "UID PID PPID C STIME TTY TIME CMD\nroot 1 0 0 14:18 ? 00:00:00 bash\n";
-        assert!(format(&Doc::new("ps aux", ef)).is_none());
+        assert!(matches(&Label::parse("ps -ef")));
+        assert!(!matches(&Label::parse("pstree")));
+        let no_command = "UID PID PPID C STIME TTY TIME\nroot 1 0 0 14:18 ? 00:00:00\n";
+        assert!(format(&Doc::new("ps -ef", no_command)).is_none());
     }
 
     #[test]
@@ -177,21 +218,19 @@ mod tests {
             let line = line_with(MANY, needle);
             assert!(out.contains(&format!("{line}\n")), "lost {line}\n{out}");
         }
-        assert!(out.contains("python3 (pids 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)"));
-        assert!(out.contains("node (pids 20 21 22 23 24 25 26 27)"));
-        // Counts are counted: the summarised runs and the kept rows add up.
-        let summarised: usize = out
-            .lines()
-            .filter_map(|l| {
-                l.split_once(" processes: ")
-                    .map(|(n, _)| n.parse::<usize>().unwrap())
-            })
-            .sum();
-        let kept = out
-            .lines()
-            .filter(|l| MANY.lines().any(|m| m == *l))
-            .count();
-        assert_eq!(summarised + kept, MANY.lines().count());
+        // Every row's pid and full command line stays, folded rows included.
+        for row in MANY.lines().skip(1) {
+            let words: Vec<&str> = row.split_whitespace().collect();
+            let command = words[10..].join(" ");
+            assert!(out.contains(&command), "lost {command}\n{out}");
+            assert!(
+                out.contains(&format!("{} {command}", words[1])) || out.contains(row),
+                "{row}\n{out}"
+            );
+        }
+        assert!(
+            out.contains("PID COMMAND of those rows (USER root, TTY ?, START 15:24, TIME 0:00):\n")
+        );
         assert!(out.len() * 2 < MANY.len());
     }
 
@@ -223,7 +262,7 @@ mod tests {
     #[test]
     fn another_locale_is_refused() {
         // A localised header (or a decimal comma) does not fit: no guess.
-        let other = MANY.replacen("USER", "UTILISATEUR", 1);
+        let other = MANY.replacen("COMMAND", "COMMANDE", 1);
         assert!(format(&Doc::new("ps aux", &other)).is_none());
         let comma = MANY.replace(" 0.0 ", " 0,0 ");
         let doc = Doc::new("ps aux", &comma);
