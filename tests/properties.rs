@@ -434,3 +434,66 @@ fn tools_answer_any_arguments_without_panicking() {
         std::env::temp_dir().join(format!("sqz-prop-mcp-{}", std::process::id())),
     );
 }
+
+/// A label no formatter claims, so the generic pipeline (template folding, back-references)
+/// decides alone.
+const GENERIC: &str = "./run-worker.sh";
+
+#[test]
+fn template_folding_never_hides_a_fact_line() {
+    fn prop(output: Output) -> bool {
+        let Ok(text) = std::str::from_utf8(&output.0) else {
+            return true;
+        };
+        let mut t = temp_store();
+        let served = serve(GENERIC, &output.0, Some(&mut t.store), false, &env(), 1_000);
+        let out = String::from_utf8_lossy(&served.stdout).into_owned();
+        let shown: std::collections::HashSet<&str> = out.lines().collect();
+        let plain = sqz::engine::ansi::strip(text);
+        // A fact line stays, verbatim; a back-reference may stand for a copy of one shown
+        // earlier, so its text is among the lines shown either way.
+        plain
+            .lines()
+            .filter(|l| sqz::doc::facts::is_fact(l))
+            .all(|l| shown.contains(l) || served.stdout == output.0)
+    }
+    quick().quickcheck(prop as fn(Output) -> bool);
+}
+
+#[test]
+fn every_marker_range_expands_to_exactly_the_lines_it_stands_for() {
+    fn prop(output: Output) -> bool {
+        let mut t = temp_store();
+        let served = serve(GENERIC, &output.0, Some(&mut t.store), false, &env(), 1_000);
+        let out = String::from_utf8_lossy(&served.stdout).into_owned();
+        for line in out
+            .lines()
+            .filter(|l| l.starts_with('[') && l.ends_with(']'))
+        {
+            let Some((_, target)) = line.rsplit_once("· sqz expand ") else {
+                continue;
+            };
+            let target = target.trim_end_matches(']');
+            let Some((_, range)) = target.split_once(":L") else {
+                continue;
+            };
+            let (a, b) = range.split_once('-').expect("a range");
+            let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+            // The count the marker gives is the range's length.
+            let count_ok = line
+                .strip_prefix("[… ")
+                .or_else(|| line.strip_prefix("[same "))
+                .and_then(|rest| rest.split(' ').next())
+                .is_some_and(|n| n.parse::<usize>() == Ok(b - a + 1));
+            let Ok((_, bytes)) = sqz::serve::expand::lookup(&mut t.store, target, 2_000) else {
+                return false;
+            };
+            let want = sqz::serve::expand::line_range(&output.0, a, b);
+            if !count_ok || want != Some(&bytes[..]) {
+                return false;
+            }
+        }
+        true
+    }
+    quick().quickcheck(prop as fn(Output) -> bool);
+}
