@@ -193,6 +193,43 @@ pub struct Verdict {
     pub expand_ok: bool,
     pub second_is_ref: bool,
     pub code_ok: bool,
+    /// Where the output's tokens went: fact lines, markers and summaries, other kept lines.
+    pub spent: Spent,
+}
+
+/// The tokens of one output by what they were spent on; `whole` when it went out unchanged.
+#[derive(Clone, Copy, Default)]
+pub struct Spent {
+    pub facts: usize,
+    pub markers: usize,
+    pub other: usize,
+    pub whole: usize,
+}
+
+impl Spent {
+    fn of(output: &str, unchanged: bool) -> Spent {
+        let mut spent = Spent::default();
+        for line in output.lines() {
+            let t = sqz::tokens::count(line) + 1;
+            if unchanged {
+                spent.whole += t;
+            } else if line.starts_with("[… ") || line.starts_with("[same ") {
+                spent.markers += t;
+            } else if sqz::doc::facts::is_fact(line) {
+                spent.facts += t;
+            } else {
+                spent.other += t;
+            }
+        }
+        spent
+    }
+
+    pub fn add(&mut self, other: Spent) {
+        self.facts += other.facts;
+        self.markers += other.markers;
+        self.other += other.other;
+        self.whole += other.whole;
+    }
 }
 
 impl Verdict {
@@ -275,6 +312,7 @@ pub fn evaluate(bin: &Path, fixture: &Fixture) -> Verdict {
         expand_ok,
         second_is_ref,
         code_ok: first.code == 3 && second.code == 0,
+        spent: Spent::of(&stdout, first.stdout == fixture.input),
     }
 }
 

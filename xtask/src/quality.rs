@@ -1,7 +1,7 @@
 //! `cargo xtask quality`: every fixture through the release binary as the hook runs it, with
 //! tokens in and out, reduction, facts kept and any regression; then totals per formatter.
 
-use crate::common::{evaluate, load_fixtures, Verdict};
+use crate::common::{evaluate, load_fixtures, Spent, Verdict};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -40,7 +40,9 @@ pub fn run(root: &Path) -> Result<(), String> {
         );
     }
     let mut per_formatter: BTreeMap<&str, (usize, usize, usize, usize, usize)> = BTreeMap::new();
+    let mut spent: BTreeMap<&str, Spent> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| !v.identical) {
+        spent.entry(v.formatter).or_default().add(v.spent);
         let e = per_formatter.entry(v.formatter).or_default();
         e.0 += 1;
         e.1 += v.tokens_in;
@@ -56,6 +58,25 @@ pub fn run(root: &Path) -> Result<(), String> {
         println!(
             "{name:<14} {n:>8} {tin:>9} {tout:>9} {:>6.1}% {kept:>4}/{total:<4}",
             pct(*tin, *tout)
+        );
+    }
+    // The five weakest families, with where what is left of their output goes.
+    let mut weakest: Vec<(&str, f64)> = per_formatter
+        .iter()
+        .map(|(name, e)| (*name, pct(e.1, e.2)))
+        .collect();
+    weakest.sort_by(|a, b| a.1.total_cmp(&b.1));
+    println!("\nweakest families, and what limits each (share of the tokens they still send):");
+    for (name, saved) in weakest.iter().take(5) {
+        let s = spent[name];
+        let total = (s.facts + s.markers + s.other + s.whole).max(1) as f64;
+        let share = |n: usize| 100.0 * n as f64 / total;
+        println!(
+            "{name:<14} {saved:>5.1}% saved: {:.0}% passes whole (nothing pays, or untouchable), {:.0}% fact lines, {:.0}% other kept lines, {:.0}% markers and summaries",
+            share(s.whole),
+            share(s.facts),
+            share(s.other),
+            share(s.markers)
         );
     }
     let (tin, tout) = verdicts
