@@ -5,7 +5,6 @@
 //! it sees: this loses nothing, and may run on stack traces and on output that is never stored.
 
 use crate::doc::{self, Doc, Piece};
-use crate::tokens;
 use std::collections::HashMap;
 
 /// A block shorter than this stays as it is.
@@ -116,13 +115,16 @@ fn block_at(
     let mut len = 0;
     let mut equal = 0;
     let mut changed_run = 0;
-    let mut k = 0;
-    while k < gap.min(MAX_BLOCK) && start + k < doc.lines.len() {
+    let mut same = Vec::new();
+    while same.len() < gap.min(MAX_BLOCK) && start + same.len() < doc.lines.len() {
+        let k = same.len();
         let (a, b) = (earlier + k, start + k);
         if !shown[a] || taken[a] || !shown[b] {
             break;
         }
-        if line_hash[a] == line_hash[b] && doc.lines[a] == doc.lines[b] {
+        let is_same = line_hash[a] == line_hash[b] && doc.lines[a] == doc.lines[b];
+        same.push(is_same);
+        if is_same {
             equal += 1;
             len = k + 1;
             changed_run = 0;
@@ -132,25 +134,20 @@ fn block_at(
                 break;
             }
         }
-        k += 1;
     }
-    let except: Vec<usize> = (0..len)
-        .filter(|&k| doc.lines[earlier + k] != doc.lines[start + k])
-        .collect();
+    same.truncate(len);
+    let except: Vec<usize> = (0..len).filter(|&k| !same[k]).collect();
     if len < MIN_BLOCK || equal < MIN_BLOCK || equal < except.len() {
         return None;
     }
+    // Priced in bytes, not tokens: this runs for every candidate block, and the net-win gate
+    // prices the whole result in tokens afterwards.
     let hidden: usize = (0..len)
-        .filter(|k| !except.contains(k))
-        .map(|k| tokens::count(doc.lines[start + k]) + 1)
+        .filter(|&k| same[k])
+        .map(|k| doc.lines[start + k].len() + 1)
         .sum();
-    let marker = tokens::count(&doc::same_marker(
-        hash,
-        &(start..start + len),
-        earlier,
-        &except,
-    ));
-    (hidden > marker + 4).then(|| Block {
+    let marker = doc::same_marker(hash, &(start..start + len), earlier, &except).len();
+    (hidden > marker + 16).then(|| Block {
         len,
         earlier,
         except,

@@ -67,7 +67,14 @@ fn is_progress(line: &str) -> bool {
 /// nothing would fold.
 pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
     // Shapes are compared by a hash, so a huge output costs no second copy of itself.
-    let shapes: Vec<u64> = doc.lines.iter().map(|l| shape_hash(l)).collect();
+    // Each line's fields are found once and shared by the shape, the outliers and the template.
+    let spans: Vec<Vec<Span>> = doc.lines.iter().map(|l| fields(l)).collect();
+    let shapes: Vec<u64> = doc
+        .lines
+        .iter()
+        .zip(&spans)
+        .map(|(l, s)| shape_hash(l, s))
+        .collect();
     let mut pieces = Vec::with_capacity(doc.lines.len());
     let mut folded_any = false;
     let mut i = 0;
@@ -79,7 +86,7 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             let mut keep = vec![false; progress_run];
             keep[0] = true;
             keep[progress_run - 1] = true;
-            folded_any |= emit_run(doc, i, &keep, Fold::Progress, hash, &mut pieces);
+            folded_any |= emit_run(doc, &spans, i, &keep, Fold::Progress, hash, &mut pieces);
             i += progress_run;
             continue;
         }
@@ -97,7 +104,7 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             let mut keep = if identical {
                 vec![false; run.len()]
             } else {
-                outliers(run)
+                outliers(run, &spans[i..j])
             };
             // The first line shows the template by example; the marker shows its ranges.
             keep[0] = true;
@@ -106,7 +113,7 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             } else {
                 Fold::Template
             };
-            folded_any |= emit_run(doc, i, &keep, how, hash, &mut pieces);
+            folded_any |= emit_run(doc, &spans, i, &keep, how, hash, &mut pieces);
         }
         i = j;
     }
@@ -125,6 +132,7 @@ enum Fold {
 /// Kept lines of a run stay; each stretch between them folds if that pays.
 fn emit_run(
     doc: &Doc,
+    spans: &[Vec<Span>],
     start: usize,
     keep: &[bool],
     how: Fold,
@@ -142,7 +150,7 @@ fn emit_run(
         let end = (k..keep.len()).find(|&m| keep[m]).unwrap_or(keep.len());
         let lines: Vec<usize> = (start + k..start + end).collect();
         let piece = match how {
-            Fold::Template => match template(doc, &lines) {
+            Fold::Template => match template(doc, spans, &lines) {
                 Some(template) => Piece::Like { lines, template },
                 None => Piece::Fold {
                     lines,
@@ -181,10 +189,11 @@ fn emit_run(
 /// agree on — `status=404` among `status=200`, `exit 1` among `exit 0`: the anomalies an agent
 /// looks for. Positions where values vary freely (timestamps, counters, durations) mark only
 /// their rare values.
-fn outliers(run: &[&str]) -> Vec<bool> {
+fn outliers(run: &[&str], spans: &[Vec<Span>]) -> Vec<bool> {
     let values: Vec<Vec<&str>> = run
         .iter()
-        .map(|l| fields(l).into_iter().map(|r| &l[r]).collect())
+        .zip(spans)
+        .map(|(l, s)| s.iter().map(|r| &l[r.clone()]).collect())
         .collect();
     let width = values.iter().map(Vec::len).min().unwrap_or(0);
     let mut keep = vec![false; run.len()];
@@ -214,14 +223,14 @@ fn outliers(run: &[&str]) -> Vec<bool> {
 /// field shown as `{a|b}` (up to three values, in order of appearance), `{min…max}` (numbers)
 /// or `{first…last}`; a field that does not vary is shown as it is. `None` if the lines do not
 /// split into the same fields.
-fn template(doc: &Doc, lines: &[usize]) -> Option<String> {
+fn template(doc: &Doc, all_spans: &[Vec<Span>], lines: &[usize]) -> Option<String> {
     let first = doc.lines[*lines.first()?];
-    let spans = fields(first);
+    let spans = &all_spans[lines[0]];
     let per_line: Vec<Vec<&str>> = lines
         .iter()
         .map(|&n| {
             let line = doc.lines[n];
-            fields(line).into_iter().map(|r| &line[r]).collect()
+            all_spans[n].iter().map(|r| &line[r.clone()]).collect()
         })
         .collect();
     if per_line.iter().any(|v| v.len() != spans.len()) {
@@ -324,12 +333,22 @@ fn worth_folding(doc: &Doc, piece: &Piece, hash: &str) -> bool {
     hidden > tokens::count(&marker) + 2
 }
 
-fn shape_hash(line: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
+/// The hash of [`shape`] of `line`, from its fields, without building the shape.
+fn shape_hash(line: &str, spans: &[Span]) -> u64 {
+    use std::hash::Hasher;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    shape(line).hash(&mut hasher);
+    let mut at = 0;
+    for span in spans {
+        hasher.write(&line.as_bytes()[at..span.start]);
+        hasher.write_u8(0xff); // never a byte of UTF-8 text: the field stand-in
+        at = span.end;
+    }
+    hasher.write(&line.as_bytes()[at..]);
     hasher.finish()
 }
+
+/// A field's byte range in its line.
+type Span = std::ops::Range<usize>;
 
 /// A line with every varying field (see [`fields`]) replaced by `#`, so lines that differ only
 /// in counters, durations, timestamps or ids share a shape.
