@@ -103,3 +103,20 @@ fn an_invalid_byte_changes_nothing_but_itself() {
     let again = compress(bin(), &s.db(), &cmd, &invalid);
     assert_eq!(again.stdout_text().trim_end(), format!("§ref:{hash}§"));
 }
+
+/// Source stays byte for byte with no store too: a back-reference is lossless, but source,
+/// configs and diffs are never rewritten at all.
+#[test]
+fn source_with_repeated_blocks_stays_byte_for_byte_without_a_store() {
+    let (_, input) = fixture("cat-rust-source");
+    let twice = [input.clone(), input].concat();
+    let s = Scratch::new("nocache-src");
+    let run = common::sqz(
+        bin(),
+        &s.db(),
+        &["compress", "--no-cache", "--cmd", "cat src/packed/rabinkarp.rs"],
+        &twice,
+        &[],
+    );
+    assert_eq!(run.stdout, twice);
+}

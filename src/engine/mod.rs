@@ -164,10 +164,13 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         Shaped::Unchanged if test_run_trace => {
             return Outcome::passthrough(input, Kind::Safe, None)
         }
-        Shaped::Unchanged if store.is_none() => match point_back_only(label, &agent_text) {
-            Some(served) => return Outcome::unstored(input, served, escaped),
-            None => (None, Kind::Fresh),
-        },
+        // Source, configs and diffs stay byte for byte, stored or not.
+        Shaped::Unchanged if store.is_none() && route != Route::Verbatim => {
+            match point_back_only(label, &agent_text) {
+                Some(served) => return Outcome::unstored(input, served, escaped),
+                None => (None, Kind::Fresh),
+            }
+        }
         Shaped::Unchanged => (None, Kind::Fresh),
         Shaped::Untouchable => match point_back_only(label, &agent_text) {
             Some(served) => return Outcome::unstored(input, served, escaped),
