@@ -114,7 +114,12 @@ fn source_with_repeated_blocks_stays_byte_for_byte_without_a_store() {
     let run = common::sqz(
         bin(),
         &s.db(),
-        &["compress", "--no-cache", "--cmd", "cat src/packed/rabinkarp.rs"],
+        &[
+            "compress",
+            "--no-cache",
+            "--cmd",
+            "cat src/packed/rabinkarp.rs",
+        ],
         &twice,
         &[],
     );

@@ -8,7 +8,26 @@ pub fn is_fact(line: &str) -> bool {
     if t.is_empty() {
         return false;
     }
-    has_keyword(t) || has_location(t) || is_summary_count(t)
+    has_keyword(t) || has_location(t) || is_summary_count(t) || http_error_status(t)
+}
+
+/// An access-log line (common or combined format) whose response status is 4xx or 5xx:
+/// `"GET /reports HTTP/1.1" 502 559`.
+fn http_error_status(t: &str) -> bool {
+    let b = t.as_bytes();
+    memchr::memmem::find_iter(b, b" HTTP/").any(|at| {
+        let mut i = at + 6;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            i += 1;
+        }
+        let status = match b.get(i..i + 5) {
+            Some([b'"', b' ', s @ ..]) => s,
+            _ => return false,
+        };
+        matches!(status[0], b'4' | b'5')
+            && status[1..].iter().all(u8::is_ascii_digit)
+            && b.get(i + 5).is_none_or(|c| *c == b' ')
+    })
 }
 
 /// The narrower floor for listings (search results, file and process lists): a line that
@@ -117,7 +136,13 @@ fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
         .split_whitespace()
         .next_back()
         .unwrap_or("");
-    let flag_value = previous.starts_with("--") && previous.len() > 2 && !previous.contains('=');
+    // `--- FAIL:` (go test) is a rule, not a flag: a flag's name starts with a letter.
+    let flag_value = previous.starts_with("--")
+        && previous
+            .as_bytes()
+            .get(2)
+            .is_some_and(u8::is_ascii_alphabetic)
+        && !previous.contains('=');
     !(flag || in_key || flag_value)
 }
 
@@ -169,7 +194,9 @@ fn has_location(t: &str) -> bool {
                     break;
                 }
             }
-            if saw_ext {
+            // `http://shop.example.test:18430/` names a host and port, not a file and line.
+            let url_host = b[j..colon].starts_with(b"//");
+            if saw_ext && !url_host {
                 return true;
             }
         }
@@ -267,6 +294,8 @@ mod tests {
             "E   AssertionError: assert 3 == 4",
             "npm warn deprecated inflight@1.0.6: This module is not supported",
             "2026/12/02 14:23:11 level=error path=/orders/13",
+            "    --- FAIL: TestFormat/GBP_500000 (0.00s)",
+            "10.4.0.1 - - [03/Dec/2026:11:21:39 +0000] \"GET /reports HTTP/1.1\" 502 559 \"-\" \"curl/8.5.0\"",
         ] {
             assert!(is_fact(line), "{line}");
         }
@@ -280,6 +309,7 @@ mod tests {
             "cc -Wall -Werror -Wno-deprecated -c -o main.o main.c",
             "test parser::tests::rejects_failing_input ... ok",
             "  (use \"git restore <archivo>...\" para actualizar lo que será confirmado)",
+            "10.4.0.1 - - [03/Dec/2026:11:21:38 +0000] \"GET /healthz HTTP/1.1\" 200 3 \"http://shop.example.test:18430/\"",
         ] {
             assert!(!is_fact(line), "{line}");
         }

@@ -44,9 +44,13 @@ pub enum Piece {
     Summary(String),
     /// A replacement for line `n` that loses no information (JSON compaction, padding).
     Rewrite(usize, String),
-    /// Lines of one template left out: their 0-based indices and the template, its varying
-    /// fields shown by their ranges. Rendered as a marker naming the exact expand command.
-    Like { lines: Vec<usize>, template: String },
+    /// Lines of one template, or of a few interleaved ones, left out: their 0-based indices and
+    /// each template with how many of the lines it stands for, varying fields shown by their
+    /// ranges. Rendered as a marker naming the exact expand command.
+    Like {
+        lines: Vec<usize>,
+        templates: Vec<(String, usize)>,
+    },
     /// Lines that repeat an earlier block of the same output: `earlier` is that block's first
     /// 0-based line, and the lines at the offsets in `except` differ from it and are shown,
     /// verbatim, after the marker. Lossless: the agent can rebuild the block from what it sees.
@@ -84,8 +88,9 @@ pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
     }
 }
 
-/// The marker for lines of one template: the count, the template and the expand command.
-pub fn like_marker(hash: &str, lines: &[usize], template: &str) -> String {
+/// The marker for lines of one template, or of a few interleaved ones: the count, each template
+/// (with its share of the lines when there are several) and the expand command.
+pub fn like_marker(hash: &str, lines: &[usize], templates: &[(String, usize)]) -> String {
     let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
         return String::new();
     };
@@ -94,10 +99,17 @@ pub fn like_marker(hash: &str, lines: &[usize], template: &str) -> String {
     } else {
         hash.to_string()
     };
-    format!(
-        "[… {} lines like \"{template}\" · sqz expand {target}]",
-        lines.len()
-    )
+    let like = match templates {
+        [(one, _)] => format!("like \"{one}\""),
+        several => {
+            let each: Vec<String> = several
+                .iter()
+                .map(|(t, n)| format!("\"{t}\" ({n})"))
+                .collect();
+            format!("of {} kinds: {}", several.len(), each.join(", "))
+        }
+    };
+    format!("[… {} lines {like} · sqz expand {target}]", lines.len())
 }
 
 /// The marker for a repeated block (SPEC §4.1), 1-based line numbers of the original; the
@@ -145,7 +157,7 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
         match piece {
             Piece::Keep(n) => out.push_str(doc.lines[*n]),
             Piece::Fold { lines, what } => out.push_str(&marker(hash, lines, what)),
-            Piece::Like { lines, template } => out.push_str(&like_marker(hash, lines, template)),
+            Piece::Like { lines, templates } => out.push_str(&like_marker(hash, lines, templates)),
             Piece::Same {
                 lines,
                 earlier,

@@ -6,6 +6,7 @@
 
 use crate::doc::{Doc, Piece};
 use crate::tokens;
+use std::collections::HashMap;
 
 /// Runs shorter than this stay as they are.
 const MIN_RUN: usize = 3;
@@ -63,6 +64,12 @@ fn is_progress(line: &str) -> bool {
     PROGRESS_VERBS.binary_search(&first).is_ok()
 }
 
+/// Interleaved templates (a request line, then a health check, then a query) fold together
+/// when at most this many take turns.
+const MAX_KINDS: usize = 5;
+/// A run of interleaved templates needs this many lines to fold.
+const MIN_MIXED_RUN: usize = 6;
+
 /// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
 /// nothing would fold.
 pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
@@ -75,10 +82,32 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
         .zip(&spans)
         .map(|(l, s)| shape_hash(l, s))
         .collect();
+    let foldable = |n: usize| !facts[n] && !doc.lines[n].trim().is_empty();
+    // How often each shape occurs among lines that may fold: only a common shape may take
+    // turns with others in a run; a one-off line stays and ends the run.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    for n in (0..doc.lines.len()).filter(|&n| foldable(n)) {
+        *seen.entry(shapes[n]).or_default() += 1;
+    }
+    let view = Lines {
+        doc,
+        spans: &spans,
+        shapes: &shapes,
+    };
     let mut pieces = Vec::with_capacity(doc.lines.len());
+    // Shapes of the lines shown so far: a template already shown by example needs no second
+    // example after an error line breaks its run.
+    let mut shown: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut noted = 0;
     let mut folded_any = false;
     let mut i = 0;
     while i < doc.lines.len() {
+        for piece in &pieces[noted..] {
+            if let Piece::Keep(n) = piece {
+                shown.insert(shapes[*n]);
+            }
+        }
+        noted = pieces.len();
         let progress_run = (i..doc.lines.len())
             .take_while(|&n| !facts[n] && is_progress(doc.lines[n]))
             .count();
@@ -86,15 +115,44 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             let mut keep = vec![false; progress_run];
             keep[0] = true;
             keep[progress_run - 1] = true;
-            folded_any |= emit_run(doc, &spans, i, &keep, Fold::Progress, hash, &mut pieces);
+            folded_any |= emit_run(&view, i, &keep, Fold::Progress, hash, &mut pieces);
             i += progress_run;
             continue;
         }
         let mut j = i + 1;
-        if !facts[i] && !doc.lines[i].trim().is_empty() {
+        if foldable(i) {
             while j < doc.lines.len() && !facts[j] && shapes[j] == shapes[i] {
                 j += 1;
             }
+        }
+        let mixed = if foldable(i) {
+            mixed_run(doc, &shapes, &seen, i, foldable)
+        } else {
+            0
+        };
+        if mixed >= MIN_MIXED_RUN && mixed > j - i {
+            let end = i + mixed;
+            // The first line of each template shows it by example; in each template's lines,
+            // those off its usual values stay too.
+            let mut keep = vec![false; mixed];
+            let mut kinds: Vec<u64> = Vec::new();
+            for n in i..end {
+                if !kinds.contains(&shapes[n]) {
+                    kinds.push(shapes[n]);
+                    keep[n - i] = !shown.contains(&shapes[n]);
+                }
+            }
+            for kind in kinds {
+                let group: Vec<usize> = (i..end).filter(|&n| shapes[n] == kind).collect();
+                let lines: Vec<&str> = group.iter().map(|&n| doc.lines[n]).collect();
+                let group_spans: Vec<Vec<Span>> = group.iter().map(|&n| spans[n].clone()).collect();
+                for (k, off) in outliers(&lines, &group_spans).into_iter().enumerate() {
+                    keep[group[k] - i] |= off;
+                }
+            }
+            folded_any |= emit_run(&view, i, &keep, Fold::Template, hash, &mut pieces);
+            i = end;
+            continue;
         }
         if j - i < MIN_RUN {
             pieces.extend((i..j).map(Piece::Keep));
@@ -113,11 +171,69 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             } else {
                 Fold::Template
             };
-            folded_any |= emit_run(doc, &spans, i, &keep, how, hash, &mut pieces);
+            folded_any |= emit_run(&view, i, &keep, how, hash, &mut pieces);
         }
         i = j;
     }
     folded_any.then_some(pieces)
+}
+
+/// The length of the run from line `i` whose lines take turns among at most [`MAX_KINDS`]
+/// common shapes, all of the same log level (an INFO run never takes in a DEBUG line).
+fn mixed_run(
+    doc: &Doc,
+    shapes: &[u64],
+    seen: &HashMap<u64, usize>,
+    i: usize,
+    foldable: impl Fn(usize) -> bool,
+) -> usize {
+    let common = |n: usize| seen.get(&shapes[n]).is_some_and(|&c| c >= MIN_RUN);
+    if !common(i) {
+        return 0;
+    }
+    let level0 = level(doc.lines[i]);
+    let mut kinds: Vec<u64> = Vec::with_capacity(MAX_KINDS);
+    let mut j = i;
+    while j < doc.lines.len() && foldable(j) && common(j) && level(doc.lines[j]) == level0 {
+        if !kinds.contains(&shapes[j]) {
+            if kinds.len() == MAX_KINDS {
+                break;
+            }
+            kinds.push(shapes[j]);
+        }
+        j += 1;
+    }
+    if kinds.len() < 2 {
+        0
+    } else {
+        j - i
+    }
+}
+
+/// The log level a line names among its first words (`INFO`, `[notice]`, `debug:`), if any.
+fn level(line: &str) -> Option<&'static str> {
+    const LEVELS: [&str; 16] = [
+        "ALERT", "CRIT", "CRITICAL", "DEBUG", "EMERG", "ERR", "ERROR", "FATAL", "FINE", "INFO",
+        "LOG", "NOTICE", "SEVERE", "TRACE", "WARN", "WARNING",
+    ];
+    line.split_whitespace().take(6).find_map(|word| {
+        let bare = word.trim_matches(|c: char| !c.is_ascii_alphabetic());
+        if bare.len() < 3 || bare.len() > 8 {
+            return None;
+        }
+        let upper = bare.to_ascii_uppercase();
+        LEVELS
+            .binary_search(&upper.as_str())
+            .ok()
+            .map(|k| LEVELS[k])
+    })
+}
+
+/// The lines of an output with what fold_runs found in each: fields and shape.
+struct Lines<'a> {
+    doc: &'a Doc<'a>,
+    spans: &'a [Vec<Span>],
+    shapes: &'a [u64],
 }
 
 /// How a stretch of a run is shown when it folds.
@@ -125,20 +241,21 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
 enum Fold {
     Progress,
     Identical,
-    /// Lines of one template: the marker gives the template and each field's range.
+    /// Lines of one template, or of a few taking turns: the marker gives each template and
+    /// each field's range.
     Template,
 }
 
 /// Kept lines of a run stay; each stretch between them folds if that pays.
 fn emit_run(
-    doc: &Doc,
-    spans: &[Vec<Span>],
+    view: &Lines,
     start: usize,
     keep: &[bool],
     how: Fold,
     hash: &str,
     pieces: &mut Vec<Piece>,
 ) -> bool {
+    let doc = view.doc;
     let mut folded = false;
     let mut k = 0;
     while k < keep.len() {
@@ -150,8 +267,8 @@ fn emit_run(
         let end = (k..keep.len()).find(|&m| keep[m]).unwrap_or(keep.len());
         let lines: Vec<usize> = (start + k..start + end).collect();
         let piece = match how {
-            Fold::Template => match template(doc, spans, &lines) {
-                Some(template) => Piece::Like { lines, template },
+            Fold::Template => match templates(view, &lines) {
+                Some(templates) => Piece::Like { lines, templates },
                 None => Piece::Fold {
                     lines,
                     what: "similar".into(),
@@ -185,10 +302,26 @@ fn emit_run(
     folded
 }
 
-/// Lines of a same-shape run whose number at some position differs from what most lines
+/// The template of each shape among `lines`, in order of first appearance, with how many of
+/// the lines it stands for. `None` if some shape's lines do not split into the same fields.
+fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<(String, usize)>> {
+    let mut kinds: Vec<(u64, Vec<usize>)> = Vec::new();
+    for &n in lines {
+        match kinds.iter_mut().find(|(shape, _)| *shape == view.shapes[n]) {
+            Some((_, group)) => group.push(n),
+            None => kinds.push((view.shapes[n], vec![n])),
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|(_, group)| Some((template(view.doc, view.spans, &group)?, group.len())))
+        .collect()
+}
+
+/// Lines of a same-shape run whose whole number at some position differs from what most lines
 /// agree on — `status=404` among `status=200`, `exit 1` among `exit 0`: the anomalies an agent
-/// looks for. Positions where values vary freely (timestamps, counters, durations) mark only
-/// their rare values.
+/// looks for. Positions where values vary freely (counters, sizes) mark only their rare values;
+/// timestamps, durations and versions mark none.
 fn outliers(run: &[&str], spans: &[Vec<Span>]) -> Vec<bool> {
     let values: Vec<Vec<&str>> = run
         .iter()
@@ -198,12 +331,15 @@ fn outliers(run: &[&str], spans: &[Vec<Span>]) -> Vec<bool> {
     let width = values.iter().map(Vec::len).min().unwrap_or(0);
     let mut keep = vec![false; run.len()];
     for p in 0..width {
-        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
         for line in &values {
             *counts.entry(line[p]).or_default() += 1;
         }
         let most = counts.values().copied().max().unwrap_or(0);
-        if most * 2 <= run.len() {
+        // Timestamps, versions and addresses are not codes: a second that ticks over during a
+        // run is no anomaly. Only whole numbers (a status, an exit code, a count) are.
+        let whole = counts.keys().all(|v| v.bytes().all(|b| b.is_ascii_digit()));
+        if most * 2 <= run.len() || !whole {
             continue;
         }
         // A field with few values (a status, an exit code) keeps every line off its usual
@@ -323,7 +459,9 @@ fn as_number(v: &str) -> Option<f64> {
 fn worth_folding(doc: &Doc, piece: &Piece, hash: &str) -> bool {
     let (lines, marker) = match piece {
         Piece::Fold { lines, what } => (lines, crate::doc::marker(hash, lines, what)),
-        Piece::Like { lines, template } => (lines, crate::doc::like_marker(hash, lines, template)),
+        Piece::Like { lines, templates } => {
+            (lines, crate::doc::like_marker(hash, lines, templates))
+        }
         _ => return false,
     };
     if lines.len() < 2 {

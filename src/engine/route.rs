@@ -45,10 +45,13 @@ pub fn route(label: &str, text: &str) -> Route {
     }
     // Guessing source code from the content is for output no formatter claims: a test log's
     // `[ 40%]` or an installer's `(73 kB)` line endings read like code.
-    let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text);
-    // A file read stays byte for byte, unless the content shows it is a log: a log is a log
-    // whatever command printed it, and folds like one.
-    let read_of_non_log = || Label::parse(label).reads_file() && !looks_like_log(text);
+    // A log is a log whatever command printed it, and folds like one, even when its lines end
+    // in `;` as logged SQL statements do.
+    let log = std::cell::OnceCell::new();
+    let is_log = || *log.get_or_init(|| looks_like_log(text));
+    let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text) && !is_log();
+    // A file read stays byte for byte, unless the content shows it is a log.
+    let read_of_non_log = || Label::parse(label).reads_file() && !is_log();
     if read_of_non_log() || is_diff(text) || guess_source() {
         return Route::Verbatim;
     }
@@ -374,8 +377,11 @@ fn inline_secret(line: &str) -> bool {
 /// Content that reads as a log: most non-blank lines (of the first 2000) open with a timestamp,
 /// or carry a level word (`INFO`, `WARN`, `ERROR`, …) among their first words. Source, configs
 /// and data rarely do; a program printing its own timestamps and levels is writing a log.
+/// Lines that nearly all open with a timestamp are a log even when they end like code (logged
+/// SQL statements end in `;`); level words alone are not enough then.
 pub fn looks_like_log(text: &str) -> bool {
     let mut total = 0usize;
+    let mut stamped = 0usize;
     let mut logged = 0usize;
     for line in text.lines().take(2000) {
         let t = line.trim_start();
@@ -383,11 +389,15 @@ pub fn looks_like_log(text: &str) -> bool {
             continue;
         }
         total += 1;
-        if opens_with_timestamp(t) || has_level_word(t) {
+        if opens_with_timestamp(t) {
+            stamped += 1;
+            logged += 1;
+        } else if has_level_word(t) {
             logged += 1;
         }
     }
-    total >= 10 && logged * 10 >= total * 8 && !looks_like_source(text)
+    let most = |n: usize| total >= 10 && n * 10 >= total * 8;
+    most(stamped) || (most(logged) && !looks_like_source(text))
 }
 
 /// `2026-12-03 09:05:43`, `2026-12-03T09:05:43Z`, `[03/Dec/2026 09:05:45]`, `Dec  3 09:05:45`,
