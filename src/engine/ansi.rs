@@ -1,5 +1,6 @@
-//! ANSI escape stripping for what the agent sees. The stored original keeps every byte; this
-//! never removes a line break, so line numbers of the stripped text match the original's.
+//! ANSI escape stripping and carriage-return collapsing for what the agent sees. The stored
+//! original keeps every byte; neither removes a line break, so line numbers of the cleaned text
+//! match the original's.
 
 use std::borrow::Cow;
 
@@ -20,6 +21,35 @@ pub fn strip(text: &str) -> Cow<'_, str> {
         copied_from = end;
     }
     out.push_str(&text[copied_from..]);
+    Cow::Owned(out)
+}
+
+/// What a terminal ends up showing of each line that redraws itself with carriage returns
+/// (a progress bar, a test name printed before its result and again after it): the last
+/// non-empty segment. A `\r` just before the line break (CRLF) stays as it is.
+pub fn collapse_returns<'a>(text: Cow<'a, str>) -> Cow<'a, str> {
+    let bytes = text.as_bytes();
+    let redraws =
+        memchr::memchr_iter(b'\r', bytes).any(|at| bytes.get(at + 1).is_some_and(|&b| b != b'\n'));
+    if !redraws {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix("\r\n") {
+            Some(body) => (body, "\r\n"),
+            None => match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            },
+        };
+        let shown = body
+            .rsplit('\r')
+            .find(|segment| !segment.is_empty())
+            .unwrap_or("");
+        out.push_str(shown);
+        out.push_str(end);
+    }
     Cow::Owned(out)
 }
 
@@ -63,7 +93,21 @@ fn escape_end(bytes: &[u8], esc: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::strip;
+    use super::{collapse_returns, strip};
+    use std::borrow::Cow;
+
+    #[test]
+    fn keeps_what_a_redrawn_line_ends_with() {
+        let shown = |s: &str| collapse_returns(Cow::Borrowed(s)).into_owned();
+        assert_eq!(
+            shown("  * test a [L#9]\r  * test a (1.9ms) [L#9]\nnext\n"),
+            "  * test a (1.9ms) [L#9]\nnext\n"
+        );
+        assert_eq!(shown(" 10%\r 55%\r100%\r\n"), "100%\r\n");
+        assert_eq!(shown("crlf\r\nlines\r\n"), "crlf\r\nlines\r\n");
+        assert_eq!(shown("done\r\r"), "done");
+        assert_eq!(shown("plain\n"), "plain\n");
+    }
 
     #[test]
     fn removes_colour_and_keeps_text() {

@@ -136,9 +136,10 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     let tokens_in = tokens::count(raw_text);
     let hash = text::hash16(input);
     let store = if route == Route::NoStore { None } else { store };
-    // Stripping colour changes bytes, so it needs the original stored to stay recoverable.
+    // Stripping colour and redrawn progress changes bytes, so it needs the original stored to
+    // stay recoverable.
     let agent_text = if store.is_some() {
-        ansi::strip(raw_text)
+        ansi::collapse_returns(ansi::strip(raw_text))
     } else {
         std::borrow::Cow::Borrowed(raw_text)
     };

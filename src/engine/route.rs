@@ -49,7 +49,13 @@ pub fn route(label: &str, text: &str) -> Route {
     // in `;` as logged SQL statements do.
     let log = std::cell::OnceCell::new();
     let is_log = || *log.get_or_init(|| looks_like_log(text));
-    let guess_source = || crate::fmt::find(label).is_none() && looks_like_source(text) && !is_log();
+    // A test run's `* test adds VAT [L#9]` lines end like code too.
+    let guess_source = || {
+        crate::fmt::find(label).is_none()
+            && !crate::fmt::runs_tests(label)
+            && looks_like_source(text)
+            && !is_log()
+    };
     // A file read stays byte for byte, unless the content shows it is a log.
     let read_of_non_log = || Label::parse(label).reads_file() && !is_log();
     if read_of_non_log() || is_diff(text) || guess_source() {

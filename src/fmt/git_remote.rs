@@ -91,9 +91,10 @@ fn is_progress(line: &str) -> bool {
     })
 }
 
-/// The state a terminal shows last for a line of `\r` updates, when it reports completion.
+/// The state a terminal shows last for a line of `\r` updates (or for the line the engine has
+/// already collapsed to that state), when it reports completion.
 fn final_state(line: &str) -> Option<&str> {
-    let (_, last) = line.rsplit_once('\r')?;
+    let last = line.rsplit_once('\r').map_or(line, |(_, last)| last);
     let last = last.trim_end();
     last.ends_with(", done.").then_some(last)
 }

@@ -203,7 +203,8 @@ pub fn runs_tests(label: &str) -> bool {
         "cargo" => matches!(sub, Some("test" | "t" | "nextest")),
         "pytest" | "py.test" | "jest" | "vitest" | "mocha" | "ctest" | "rspec" | "phpunit" => true,
         "python" | "python3" => l.args.windows(2).any(|w| w[0] == "-m" && w[1] == "pytest"),
-        "go" | "dotnet" => sub == Some("test"),
+        "go" | "dotnet" | "mix" | "deno" | "swift" => sub == Some("test"),
+        "bundle" | "rails" | "rake" => has("rspec") || has("test") || has("spec"),
         "npm" | "pnpm" | "yarn" | "bun" => {
             matches!(sub, Some("test" | "t")) || (sub == Some("run") && has("test"))
         }
