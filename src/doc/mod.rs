@@ -49,7 +49,7 @@ pub enum Piece {
     /// ranges. Rendered as a marker naming the exact expand command.
     Like {
         lines: Vec<usize>,
-        templates: Vec<(String, usize)>,
+        templates: Vec<Template>,
     },
     /// Lines that repeat an earlier block of the same output: `earlier` is that block's first
     /// 0-based line, and the lines at the offsets in `except` differ from it and are shown,
@@ -59,6 +59,37 @@ pub enum Piece {
         earlier: usize,
         except: Vec<usize>,
     },
+}
+
+/// One template of a [`Piece::Like`] marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    /// The template, or `None` when an earlier marker gave it under the same tag.
+    pub text: Option<String>,
+    /// How many of the marker's lines it stands for.
+    pub count: usize,
+    /// The number the output's markers call it by, when more than one marker uses it.
+    pub tag: Option<usize>,
+}
+
+impl Template {
+    pub fn new(text: String, count: usize) -> Template {
+        Template {
+            text: Some(text),
+            count,
+            tag: None,
+        }
+    }
+
+    /// `"T"`, `#2 "T"` where it is first given under a tag, `#2` where it was given before.
+    fn render(&self) -> String {
+        match (&self.text, self.tag) {
+            (Some(text), None) => format!("\"{text}\""),
+            (Some(text), Some(tag)) => format!("#{tag} \"{text}\""),
+            (None, Some(tag)) => format!("#{tag}"),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 impl Piece {
@@ -89,8 +120,9 @@ pub fn marker(hash: &str, lines: &[usize], what: &str) -> String {
 }
 
 /// The marker for lines of one template, or of a few interleaved ones: the count, each template
-/// (with its share of the lines when there are several) and the expand command.
-pub fn like_marker(hash: &str, lines: &[usize], templates: &[(String, usize)]) -> String {
+/// (with its share of the lines when there are several) and the expand command. A template
+/// that several markers use is tagged `#N` where first given, and named by its tag after.
+pub fn like_marker(hash: &str, lines: &[usize], templates: &[Template]) -> String {
     let (Some(&first), Some(&last)) = (lines.first(), lines.last()) else {
         return String::new();
     };
@@ -100,11 +132,11 @@ pub fn like_marker(hash: &str, lines: &[usize], templates: &[(String, usize)]) -
         hash.to_string()
     };
     let like = match templates {
-        [(one, _)] => format!("like \"{one}\""),
+        [one] => format!("like {}", one.render()),
         several => {
             let each: Vec<String> = several
                 .iter()
-                .map(|(t, n)| format!("\"{t}\" ({n})"))
+                .map(|t| format!("{} ({})", t.render(), t.count))
                 .collect();
             format!("of {} kinds: {}", several.len(), each.join(", "))
         }

@@ -4,7 +4,7 @@
 //! Table padding is left alone: rows are facts an agent matches verbatim, and cl100k spends
 //! one token on a run of spaces whatever its length.
 
-use crate::doc::{Doc, Piece};
+use crate::doc::{Doc, Piece, Template};
 use crate::tokens;
 use std::collections::HashMap;
 
@@ -175,7 +175,48 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
         }
         i = j;
     }
+    tag_templates(&mut pieces, &shapes);
     folded_any.then_some(pieces)
+}
+
+/// A template that more than one marker uses is given once, tagged `#N`, and named by its tag
+/// in the markers after: a log broken up by error lines would otherwise repeat it each time.
+fn tag_templates(pieces: &mut [Piece], shapes: &[u64]) {
+    // A marker's templates are in the order its lines' shapes first appear (see `templates`).
+    let kinds_of = |lines: &[usize]| {
+        let mut kinds: Vec<u64> = Vec::new();
+        for &n in lines {
+            if !kinds.contains(&shapes[n]) {
+                kinds.push(shapes[n]);
+            }
+        }
+        kinds
+    };
+    let mut uses: HashMap<u64, usize> = HashMap::new();
+    for piece in pieces.iter() {
+        if let Piece::Like { lines, .. } = piece {
+            for kind in kinds_of(lines) {
+                *uses.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    let mut tags: HashMap<u64, usize> = HashMap::new();
+    for piece in pieces.iter_mut() {
+        let Piece::Like { lines, templates } = piece else {
+            continue;
+        };
+        for (kind, template) in kinds_of(lines).into_iter().zip(templates.iter_mut()) {
+            if uses[&kind] < 2 {
+                continue;
+            }
+            let next = tags.len() + 1;
+            let tag = *tags.entry(kind).or_insert(next);
+            if tag != next {
+                template.text = None;
+            }
+            template.tag = Some(tag);
+        }
+    }
 }
 
 /// The length of the run from line `i` whose lines take turns among at most [`MAX_KINDS`]
@@ -304,7 +345,7 @@ fn emit_run(
 
 /// The template of each shape among `lines`, in order of first appearance, with how many of
 /// the lines it stands for. `None` if some shape's lines do not split into the same fields.
-fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<(String, usize)>> {
+fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<Template>> {
     let mut kinds: Vec<(u64, Vec<usize>)> = Vec::new();
     for &n in lines {
         match kinds.iter_mut().find(|(shape, _)| *shape == view.shapes[n]) {
@@ -314,7 +355,10 @@ fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<(String, usize)>> {
     }
     kinds
         .into_iter()
-        .map(|(_, group)| Some((template(view.doc, view.spans, &group)?, group.len())))
+        .map(|(_, group)| {
+            let text = template(view.doc, view.spans, &group)?;
+            Some(Template::new(text, group.len()))
+        })
         .collect()
 }
 
@@ -624,8 +668,10 @@ mod tests {
         let out = render(&doc, &fold_runs(&doc, &facts_of(&doc), "h").unwrap(), "h");
         assert!(out.contains("path=/orders/17 status=404"), "{out}");
         assert!(
-            out.contains("[… 16 lines like \"10:00:{01…16} method=GET path=/orders/{1…16} status=200 took={0…6}ms\" · sqz expand h:L2-17]"),
+            out.contains("[… 16 lines like #1 \"10:00:{01…16} method=GET path=/orders/{1…16} status=200 took={0…6}ms\" · sqz expand h:L2-17]"),
             "{out}"
         );
+        // The template given once is named by its tag after the break.
+        assert!(out.ends_with("status=404 took=3ms\n[… 22 lines like #1 · sqz expand h:L19-40]\n"), "{out}");
     }
 }

@@ -80,7 +80,7 @@ fn cells<'a>(row: &'a str, cols: &[(&str, usize)]) -> Option<Vec<&'a str>> {
     Some(out)
 }
 
-fn healthy(cols: &[(&str, usize)], cells: &[&str]) -> bool {
+fn healthy(cols: &[(&str, usize)], cells: &[&str], common_restarts: bool) -> bool {
     let get = |name: &str| cols.iter().position(|c| c.0 == name).map(|i| cells[i]);
     let status_ok = get("STATUS").is_none_or(|s| {
         matches!(
@@ -92,7 +92,9 @@ fn healthy(cols: &[(&str, usize)], cells: &[&str]) -> bool {
         Some((n, m)) => matches!((n.parse::<u32>(), m.parse::<u32>()), (Ok(n), Ok(m)) if n == m),
         None => matches!(r, "True" | "true"),
     });
-    let restarts_ok = get("RESTARTS").is_none_or(|r| r == "0");
+    // A pod that restarted stands out, unless most rows did (a node reboot restarts every pod:
+    // `10 (49m ago)`); then the count is row detail, kept behind the marker.
+    let restarts_ok = common_restarts || get("RESTARTS").is_none_or(|r| r == "0");
     status_ok && ready_ok && restarts_ok
 }
 
@@ -105,11 +107,19 @@ pub fn format_get(doc: &Doc) -> Option<Vec<Piece>> {
     if !has_health_column {
         return None;
     }
-    let healthy_rows: Vec<usize> = (header_at + 1..doc.lines.len())
-        .filter(|&n| {
-            let line = doc.lines[n];
-            cells(line, &cols).is_some_and(|c| healthy(&cols, &c))
-        })
+    let table: Vec<(usize, Vec<&str>)> = (header_at + 1..doc.lines.len())
+        .filter_map(|n| Some((n, cells(doc.lines[n], &cols)?)))
+        .collect();
+    let restarts_at = cols.iter().position(|c| c.0 == "RESTARTS");
+    let restarted = table
+        .iter()
+        .filter(|(_, c)| restarts_at.is_some_and(|i| c[i] != "0"))
+        .count();
+    let common_restarts = cols.iter().any(|c| c.0 == "READY") && restarted * 4 >= table.len() * 3;
+    let healthy_rows: Vec<usize> = table
+        .iter()
+        .filter(|(_, c)| healthy(&cols, c, common_restarts))
+        .map(|(n, _)| *n)
         .collect();
     // Every row must fit the table; a table whose rows mostly do not is not a kubectl table.
     let rows = (header_at + 1..doc.lines.len())
@@ -153,7 +163,9 @@ fn healthy_names(doc: &Doc, cols: &[(&str, usize)], rows: &[usize]) -> Vec<Strin
             let mut values: Vec<&str> = cells.iter().map(|r| r[c]).collect();
             values.sort_unstable();
             values.dedup();
-            values.len() * 2 <= cells.len().max(2)
+            // The namespace always groups: it is half of each name. Other columns group only
+            // when nearly every row agrees (`READY 1/1`, `STATUS Running`).
+            cols[c].0 == "NAMESPACE" || values.len() <= (cells.len() / 8).max(2)
         })
         .collect();
     let mut groups: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
