@@ -140,18 +140,27 @@ fn block_at(
     if len < MIN_BLOCK || equal < MIN_BLOCK || equal < except.len() {
         return None;
     }
-    // Priced in bytes, not tokens: this runs for every candidate block, and the net-win gate
-    // prices the whole result in tokens afterwards.
+    // Priced in bytes first: this runs for every candidate block.
     let hidden: usize = (0..len)
         .filter(|&k| same[k])
         .map(|k| doc.lines[start + k].len() + 1)
         .sum();
-    let marker = doc::same_marker(hash, &(start..start + len), earlier, &except).len();
-    (hidden > marker + 16).then(|| Block {
+    let marker = doc::same_marker(hash, &(start..start + len), earlier, &except);
+    if hidden <= marker.len() + 16 {
+        return None;
+    }
+    // A block that passes on bytes is priced again in tokens: short lines (blank ones, a
+    // `1 file changed`) cost more tokens per byte than the marker does.
+    let hidden_tokens: usize = (0..len)
+        .filter(|&k| same[k])
+        .map(|k| crate::tokens::count(doc.lines[start + k]) + 1)
+        .sum();
+    let marker_tokens = crate::tokens::count(&marker);
+    (hidden_tokens > marker_tokens + 2).then(|| Block {
         len,
         earlier,
         except,
-        saved: hidden - marker,
+        saved: hidden - marker.len(),
     })
 }
 

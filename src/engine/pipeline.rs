@@ -672,6 +672,9 @@ mod tests {
             "{out}"
         );
         // The template given once is named by its tag after the break.
-        assert!(out.ends_with("status=404 took=3ms\n[… 22 lines like #1 · sqz expand h:L19-40]\n"), "{out}");
+        assert!(
+            out.ends_with("status=404 took=3ms\n[… 22 lines like #1 · sqz expand h:L19-40]\n"),
+            "{out}"
+        );
     }
 }

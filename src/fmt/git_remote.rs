@@ -96,7 +96,9 @@ fn is_progress(line: &str) -> bool {
 fn final_state(line: &str) -> Option<&str> {
     let last = line.rsplit_once('\r').map_or(line, |(_, last)| last);
     let last = last.trim_end();
-    last.ends_with(", done.").then_some(last)
+    // Only a counted step (`100% (224/224)`) redraws itself; `Enumerating objects: 224, done.`
+    // was printed once and folds with the rest.
+    (last.ends_with(", done.") && last.contains("% (")).then_some(last)
 }
 
 /// Lines only git's transfer commands print: the output is git's and not something else.
