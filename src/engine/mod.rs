@@ -336,6 +336,15 @@ enum Shaped {
     Untouchable,
 }
 
+/// Pretty-printed JSON folded by the generic pipeline, line by line, if anything folds.
+fn fold_json_lines(label: &str, agent_text: &str, hash: &str) -> Option<String> {
+    let doc = Doc::new(label, agent_text);
+    let facts: Vec<bool> = doc.lines.iter().map(|l| facts::is_fact(l)).collect();
+    let shown = text::shown_hash(hash);
+    let pieces = pipeline::fold_runs(&doc, &facts, shown)?;
+    Some(doc::render(&doc, &pieces, shown))
+}
+
 /// The compressed text, if any stage changed something, and which kind of stage did.
 fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored: bool) -> Shaped {
     let trace = matches!(route, Route::Untouchable(_));
@@ -344,6 +353,17 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     }
     if !trace {
         if let Some(compact) = json::compact_for_agent(agent_text) {
+            // Compaction keeps every value. When it saves little, the pretty-printed lines may
+            // hold long runs of one shape (a package's versions and their release times),
+            // which fold further once the original is stored.
+            let little = compact.len() * 10 > agent_text.len() * 7;
+            if stored && little {
+                if let Some(folded) = fold_json_lines(label, agent_text, hash) {
+                    if tokens::count(&folded) < tokens::count(&compact) {
+                        return Shaped::Changed(folded, Kind::Generic);
+                    }
+                }
+            }
             return Shaped::Changed(compact, Kind::Generic);
         }
     }
