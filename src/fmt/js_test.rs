@@ -1,9 +1,11 @@
 //! jest, vitest and bun test runs (directly, through npx, or as `npm test`): folds passing
-//! suites and passing test lines into counted markers. Every failure block, its diff, code
-//! frame and stack frames, and the `Tests:` / `Test Files` / bun's `N pass` summaries stay
-//! verbatim; a passing test whose name reads like a fact stays too.
+//! suites and passing test lines into counted markers, and the context lines of a code frame
+//! around its failing line (a frame shown once; a repeated one is left for a back-reference).
+//! Every failure block, its diff, the failing line with its caret, the stack frames, and the
+//! `Tests:` / `Test Files` / bun's `N pass` summaries stay verbatim; a passing test whose name
+//! reads like a fact stays too.
 
-use super::fold::{fold_kinds, folds_any, DEFAULT};
+use super::fold::{fold_kinds, folds_any, Folding, DEFAULT};
 use crate::doc::label::Label;
 use crate::doc::{Doc, Piece};
 
@@ -33,9 +35,66 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
     if !summary {
         return None;
     }
-    let kinds: Vec<_> = doc.lines.iter().map(|l| line_kind(l)).collect();
-    let pieces = fold_kinds(doc, &kinds, &DEFAULT);
+    let mut kinds: Vec<_> = doc.lines.iter().map(|l| line_kind(l)).collect();
+    // In a code frame, the failing line (`> 13 |` in jest, the line above the caret in
+    // vitest) and its caret stay; the source lines around it are context the file holds.
+    // A frame shown again for another failure is left whole: the engine points it back to
+    // its first copy, which costs less than folding each copy.
+    let failing = |n: usize| doc.lines.get(n + 1).is_some_and(|l| is_caret(l));
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for n in (0..doc.lines.len()).filter(|&n| failing(n)) {
+        *seen.entry(doc.lines[n]).or_default() += 1;
+    }
+    let mut n = 0;
+    while n < doc.lines.len() {
+        let frame = (n..doc.lines.len())
+            .take_while(|&m| is_frame_source(doc.lines[m]) || frame_mark(doc.lines[m]))
+            .count();
+        let once = (n..n + frame)
+            .filter(|&m| failing(m))
+            .all(|m| seen[doc.lines[m]] == 1);
+        for m in n..n + frame {
+            if once && is_frame_source(doc.lines[m]) && !failing(m) {
+                kinds[m] = Some("code frame context");
+            }
+        }
+        n += frame.max(1);
+    }
+    // A frame's context is two or three lines on each side of the failing one: two pay too.
+    let how = Folding {
+        min_run: 2,
+        ..DEFAULT
+    };
+    let pieces = fold_kinds(doc, &kinds, &how);
     folds_any(&pieces).then_some(pieces)
+}
+
+/// A source line of a code frame other than the failing one: `      11 |   test(…)` (jest),
+/// `     25|     cart.add(…)` (vitest). The failing line jest marks with `>`.
+fn is_frame_source(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with('>') {
+        return false;
+    }
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && t[digits..].trim_start().starts_with('|')
+}
+
+/// A frame's failing line marked by jest (`    > 13 |     expect(…)`) or its caret line.
+fn frame_mark(line: &str) -> bool {
+    is_caret(line)
+        || line.trim_start().strip_prefix('>').is_some_and(|rest| {
+            let rest = rest.trim_start();
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && rest[digits..].trim_start().starts_with('|')
+        })
+}
+
+/// The caret line under a code frame's failing line: `         |        ^`.
+fn is_caret(line: &str) -> bool {
+    line.trim_start()
+        .strip_prefix('|')
+        .is_some_and(|rest| rest.trim() == "^")
 }
 
 fn line_kind(line: &str) -> Option<&'static str> {
@@ -84,6 +143,23 @@ mod tests {
         assert!(out.contains("  ✕ breaks (3 ms)\n"));
         assert!(out.contains("    Received: 4\n"));
         assert!(out.contains("Tests:       1 failed, 3 passed, 4 total"));
+    }
+
+    #[test]
+    fn a_code_frame_keeps_its_failing_line_and_caret() {
+        let text = "FAIL test/week.test.js\n  ● isoWeek › mid-year\n\n      3 | describe(\"isoWeek\", () => {\n      4 |   const d = (s) => new Date(s);\n    > 5 |   test(\"mid-year\", () => check(d(\"2025-04-02\"), 14));\n        |                              ^\n      6 |   test(\"Dec 29\", () => check(d(\"2025-12-29\"), 1));\n      7 | });\n\n      at Object.check (test/week.test.js:5:30)\n\nTests:       1 failed, 1 total\n";
+        let out = run("npx jest", text).unwrap();
+        assert!(
+            out.contains(
+                "[… 2 code frame context lines · sqz expand h:L4-5]\n    > 5 |   test(\"mid-year\""
+            ),
+            "{out}"
+        );
+        assert!(out.contains("        |                              ^\n[… 2 code frame context lines · sqz expand h:L8-9]\n"), "{out}");
+        assert!(out.contains("at Object.check (test/week.test.js:5:30)"));
+        // The same frame shown for a second failure is left whole, for a back-reference.
+        let twice = text.replacen("Tests:", "  ● isoWeek › again\n\n      3 | describe(\"isoWeek\", () => {\n      4 |   const d = (s) => new Date(s);\n    > 5 |   test(\"mid-year\", () => check(d(\"2025-04-02\"), 14));\n        |                              ^\n      6 |   test(\"Dec 29\", () => check(d(\"2025-12-29\"), 1));\n\nTests:", 1);
+        assert_eq!(run("npx jest", &twice), None, "nothing else folds here");
     }
 
     #[test]
