@@ -53,9 +53,9 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         let once = (n..n + frame)
             .filter(|&m| failing(m))
             .all(|m| seen[doc.lines[m]] == 1);
-        for m in n..n + frame {
+        for (m, kind) in kinds.iter_mut().enumerate().skip(n).take(frame) {
             if once && is_frame_source(doc.lines[m]) && !failing(m) {
-                kinds[m] = Some("code frame context");
+                *kind = Some("code frame context");
             }
         }
         n += frame.max(1);
