@@ -143,7 +143,9 @@ fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
             .get(2)
             .is_some_and(u8::is_ascii_alphabetic)
         && !previous.contains('=');
-    !(flag || in_key || flag_value)
+    // Inside a URL a keyword is a name: `https://registry.npmjs.org/error-ex/-/…`.
+    let in_url = token.contains("://");
+    !(flag || in_key || flag_value || in_url)
 }
 
 /// Compiler error codes such as `E0308`, `TS2322`, `CS1002`.
@@ -310,6 +312,7 @@ mod tests {
             "test parser::tests::rejects_failing_input ... ok",
             "  (use \"git restore <archivo>...\" para actualizar lo que será confirmado)",
             "10.4.0.1 - - [03/Dec/2026:11:21:38 +0000] \"GET /healthz HTTP/1.1\" 200 3 \"http://shop.example.test:18430/\"",
+            "2605:      \"resolved\": \"https://registry.npmjs.org/error-ex/-/error-ex-1.3.4.tgz\",",
         ] {
             assert!(!is_fact(line), "{line}");
         }

@@ -22,6 +22,7 @@ mod go_test;
 mod grep;
 mod js_test;
 mod kubectl;
+mod lockgrep;
 mod ls;
 mod make;
 mod maven;
@@ -124,6 +125,13 @@ const ALL: &[Formatter] = &[
         floor: Floor::Facts,
         matches: maven::matches,
         format: maven::format,
+    },
+    // Before grep/rg: a search of a lock file is a list of entries of one shape.
+    Formatter {
+        name: "grep lock file",
+        floor: Floor::Failures,
+        matches: lockgrep::matches,
+        format: lockgrep::format,
     },
     Formatter {
         name: "grep/rg",
