@@ -147,11 +147,15 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         match column {
             Column::Same { key, value } => shared.push(format!("{key} = \"{value}\"")),
             Column::Varies {
-                key, head, tail, ..
-            } => shown.push(if head.is_empty() && tail.is_empty() {
+                key,
+                head,
+                tail,
+                shape,
+                ..
+            } => shown.push(if head.is_empty() && tail.is_empty() && *shape == "…" {
                 key.to_string()
             } else {
-                format!("{key} = \"{head}…{tail}\"")
+                format!("{key} = \"{head}{shape}{tail}\"")
             }),
         }
     }
@@ -192,7 +196,7 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         }
         for column in &columns {
             if let Column::Varies { middles, .. } = column {
-                cells.push(middles[row]);
+                cells.push(&middles[row]);
             }
         }
         pieces.push(Piece::Summary(cells.join(" ")));
@@ -208,6 +212,15 @@ struct Entry<'a> {
     lines: Vec<usize>,
 }
 
+/// `@babel/core/-/core-7.29.16` as `@babel/core 7.29.16`, when it is an npm tarball path.
+fn npm_tarball(middle: &str) -> Option<String> {
+    let (name, file) = middle.split_once("/-/")?;
+    let base = name.rsplit('/').next()?;
+    let version = file.strip_prefix(base)?.strip_prefix('-')?;
+    let plain = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
+    (plain(name) && plain(version)).then(|| format!("{name} {version}"))
+}
+
 /// What the entries hold under one key.
 enum Column<'a> {
     /// One value in every entry.
@@ -217,7 +230,9 @@ enum Column<'a> {
         key: &'a str,
         head: &'a str,
         tail: &'a str,
-        middles: Vec<&'a str>,
+        /// How the rows show the middle of each value: `…` as it is, or the parts it is made of.
+        shape: &'static str,
+        middles: Vec<String>,
     },
 }
 
@@ -261,11 +276,20 @@ impl<'a> Column<'a> {
             tail = 0;
         }
         let v0 = values[0];
+        let middles: Vec<&str> = values.iter().map(|v| &v[head..v.len() - tail]).collect();
+        // An npm tarball names its package twice (`@babel/core/-/core-7.29.16`): the rows
+        // give the name and the version once each.
+        let tarballs: Option<Vec<String>> = middles.iter().map(|m| npm_tarball(m)).collect();
+        let (shape, middles) = match tarballs {
+            Some(rows) => ("NAME/-/NAME-VERSION", rows),
+            None => ("…", middles.iter().map(|m| m.to_string()).collect()),
+        };
         Column::Varies {
             key,
             head: &v0[..head],
             tail: &v0[v0.len() - tail..],
-            middles: values.iter().map(|v| &v[head..v.len() - tail]).collect(),
+            shape,
+            middles,
         }
     }
 }
@@ -315,15 +339,14 @@ mod tests {
         .iter()
         .enumerate()
         {
-            let base = name.rsplit('/').next().unwrap();
             text.push_str(&format!(
-                "{}:      \"resolved\": \"https://registry.npmjs.org/{name}/-/{base}-{v}.tgz\",\n",
+                "{}:      \"resolved\": \"https://registry.npmjs.org/{name}/-/{name}-{v}.tgz\",\n",
                 10 * n + 7
             ));
         }
         let out = run("grep -n '\"resolved\"' package-lock.json", &text).unwrap();
-        assert!(out.starts_with("[… 8 lock file match lines · sqz expand h:L1-8]\n8 entries, one per row below: line number, resolved = \"https://registry.npmjs.org/….tgz\"\n7 accepts/-/accepts-1.3.8\n17 array-flatten/-/array-flatten-1.1.1\n"), "{out}");
-        assert!(out.ends_with("77 debug/-/debug-2.6.9\n"), "{out}");
+        assert!(out.starts_with("[… 8 lock file match lines · sqz expand h:L1-8]\n8 entries, one per row below: line number, resolved = \"https://registry.npmjs.org/NAME/-/NAME-VERSION.tgz\"\n7 accepts 1.3.8\n17 array-flatten 1.1.1\n"), "{out}");
+        assert!(out.ends_with("77 debug 2.6.9\n"), "{out}");
     }
 
     #[test]
