@@ -76,14 +76,15 @@ impl Outcome {
     /// Output changed only losslessly (back-references), with nothing stored: the header
     /// names no hash. The input goes out as it is when that would not pay.
     fn unstored(input: &[u8], served: String, escaped: bool) -> Outcome {
-        let tokens_in = tokens::count_bytes(input);
+        // The input is counted once, by the pass-through this starts from.
+        let mut outcome = Outcome::passthrough(input, Kind::Safe, None);
+        let tokens_in = outcome.tokens_in;
         let served_tokens = tokens::count(&served);
         let header = header_line(served_tokens, tokens_in, None);
         let total = served_tokens + tokens::count(&header);
         if !gate::NetWinGate::passes(tokens_in, total) {
-            return Outcome::passthrough(input, Kind::Safe, None);
+            return outcome;
         }
-        let mut outcome = Outcome::passthrough(input, Kind::Safe, None);
         outcome.stdout = if escaped {
             text::encode_bytes(&served)
         } else {
