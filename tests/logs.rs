@@ -46,6 +46,77 @@ fn logs_read_with_cat_and_tail_keep_every_error_and_warning_and_save_most() {
 }
 
 #[test]
+fn logs_whose_templates_take_turns_keep_every_error_and_save_most() {
+    // An nginx access log (page loads between health checks, 4xx/5xx among them) and a
+    // PostgreSQL log (SELECT, INSERT and UPDATE statements between ERROR/DETAIL/STATEMENT).
+    for (name, kept) in [
+        ("cat-nginx-access-log", &["\" 4", "\" 5"][..]),
+        (
+            "tail-postgres-log",
+            &[" ERROR: ", " FATAL: ", " DETAIL: ", " STATEMENT: "][..],
+        ),
+    ] {
+        let s = Scratch::new("logs");
+        let (cmd, input) = fixture(name);
+        let run = compress(bin(), &s.db(), &cmd, &input);
+        let out = run.stdout_text();
+        let text = String::from_utf8_lossy(&input);
+        let must: Vec<&str> = text
+            .lines()
+            .filter(|l| kept.iter().any(|k| l.contains(k)))
+            .collect();
+        assert!(must.len() >= 10, "{name}: {} lines to keep", must.len());
+        for line in must {
+            assert!(out.contains(line), "{name}: lost {line}");
+        }
+        assert!(
+            out.contains(" kinds: #1 \""),
+            "{name}: no interleaved fold\n{out}"
+        );
+        let (raw, sent) = (
+            sqz::tokens::count(&text),
+            sqz::tokens::count(&out) + sqz::tokens::count(&run.stderr),
+        );
+        assert!(sent * 10 <= raw * 3, "{name}: {sent} of {raw} tokens");
+        let hash = run.stderr.trim().rsplit(' ').next().unwrap();
+        assert_eq!(expand(bin(), &s.db(), hash).stdout, input, "{name}");
+    }
+}
+
+#[test]
+fn a_run_of_40_identical_failures_keeps_every_name_and_location() {
+    let s = Scratch::new("logs");
+    let (cmd, input) = fixture("mix-test-many-identical-failures");
+    let run = compress(bin(), &s.db(), &cmd, &input);
+    let out = run.stdout_text();
+    let text = String::from_utf8_lossy(&input);
+    let lines: Vec<&str> = text.lines().collect();
+    // `  7) test parse/1 with the EU feed parses order 1247 (Shop.OrderTest)`, then its
+    // `     test/shop/order_test.exs:149`.
+    let mut failures = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let numbered = t
+            .split_once(") test ")
+            .is_some_and(|(k, _)| k.parse::<u32>().is_ok());
+        if numbered {
+            failures += 1;
+            assert!(out.contains(line), "lost {line}");
+            assert!(out.contains(lines[n + 1]), "lost the location of {line}");
+        }
+    }
+    assert_eq!(failures, 40);
+    assert!(
+        out.contains("[same "),
+        "the repeated blocks point back\n{out}"
+    );
+    let (raw, sent) = (sqz::tokens::count(&text), sqz::tokens::count(&out));
+    assert!(sent * 10 <= raw * 7, "{sent} of {raw} tokens");
+    let hash = run.stderr.trim().rsplit(' ').next().unwrap();
+    assert_eq!(expand(bin(), &s.db(), hash).stdout, input);
+}
+
+#[test]
 fn source_read_with_cat_head_and_sed_stays_byte_for_byte() {
     for (name, path) in [
         ("cat-python-source", "app.py"),
