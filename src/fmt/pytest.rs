@@ -1,7 +1,8 @@
 //! pytest runs (`pytest`, `python -m pytest`, `uv run pytest`): folds the session header,
 //! `PASSED` lines of `-v` and progress lines made only of dots. A progress line holding an `F`,
 //! `E`, `s` or `x` stays verbatim, and so does every FAILURES / ERRORS section, the short test
-//! summary and the final count line. Output without a pytest session shape is refused.
+//! summary (but for pytest 9's `+ where …` lines that repeat a failure's `E` lines shown above)
+//! and the final count line. Output without a pytest session shape is refused.
 
 use super::fold::{fold_kinds, folds_any, DEFAULT};
 use crate::doc::label::Label;
@@ -46,6 +47,16 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         return None;
     }
     let mut kinds: Vec<Option<&'static str>> = vec![None; doc.lines.len()];
+    // pytest 9 repeats each failure's `+ where …` explanation under its FAILED line in the
+    // short summary; the same lines stand, prefixed with `E`, in the failure section above.
+    let explained: std::collections::HashSet<&str> = doc
+        .lines
+        .iter()
+        .filter_map(|l| l.strip_prefix('E'))
+        .map(str::trim)
+        .filter(|l| l.starts_with('+'))
+        .collect();
+    let mut in_summary = false;
     let mut in_header = false;
     // Once a `====` section other than the session header opens (FAILURES, ERRORS, warnings,
     // short summary), nothing more is folded: those sections are the facts.
@@ -53,7 +64,12 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
     for (n, line) in doc.lines.iter().enumerate() {
         if line.starts_with("====") {
             in_header = line.contains(" test session starts ");
+            in_summary = line.contains(" short test summary info ");
             in_report = !in_header;
+            continue;
+        }
+        if in_summary && line.starts_with(' ') && explained.contains(line.trim()) {
+            kinds[n] = Some("repeated explanation");
             continue;
         }
         if in_report {
@@ -236,6 +252,14 @@ ERROR tests/test_report.py::test_catalog - FileNotFoundError
         assert!(out.contains("tests/test_report.py ...E "));
         // Two dot lines after the failures: not worth a marker.
         assert!(out.contains("tests/test_slug.py ......"));
+    }
+
+    #[test]
+    fn the_summary_folds_explanations_repeated_from_the_failure_above() {
+        let text = "..F\n=================================== FAILURES ===================================\n_____ test_round[0.125-0.13] _____\n\n>       assert round_money(Decimal(amount)) == Decimal(expected)\nE       AssertionError: assert Decimal('0.12') == Decimal('0.13')\nE        +  where Decimal('0.12') = round_money(Decimal('0.125'))\nE        +    where Decimal('0.125') = Decimal('0.125')\nE        +  and   Decimal('0.13') = Decimal('0.13')\n\ntests/test_money.py:50: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_money.py::test_round[0.125-0.13] - AssertionError: assert Decimal('0.12') == Decimal('0.13')\n +  where Decimal('0.12') = round_money(Decimal('0.125'))\n +    where Decimal('0.125') = Decimal('0.125')\n +  and   Decimal('0.13') = Decimal('0.13')\n +  and   Decimal('9.99') = Decimal('9.99')\n1 failed, 2 passed in 0.10s\n";
+        let out = run("pytest -q", text).unwrap();
+        assert!(out.contains("- AssertionError: assert Decimal('0.12') == Decimal('0.13')\n[… 3 repeated explanation lines · sqz expand h:L14-16]\n +  and   Decimal('9.99') = Decimal('9.99')\n"), "{out}");
+        assert!(out.contains("E        +  where Decimal('0.12') = round_money(Decimal('0.125'))\n"));
     }
 
     #[test]
