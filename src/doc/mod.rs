@@ -144,15 +144,10 @@ pub fn like_marker(hash: &str, lines: &[usize], templates: &[Template]) -> Strin
     format!("[… {} lines {like} · sqz expand {target}]", lines.len())
 }
 
-/// The marker for a repeated block (SPEC §4.1), 1-based line numbers of the original; the
-/// expand command only when the original is stored (`hash` not empty). The changed lines
-/// follow it, one per line.
-pub fn same_marker(
-    hash: &str,
-    lines: &std::ops::Range<usize>,
-    earlier: usize,
-    except: &[usize],
-) -> String {
+/// The marker for a repeated block (SPEC §4.1), 1-based line numbers of the original. The
+/// changed lines follow it, one per line. It names no expand range: the agent rebuilds the
+/// block from the earlier copy it sees, and the header's `sqz expand HASH` gives it all.
+pub fn same_marker(lines: &std::ops::Range<usize>, earlier: usize, except: &[usize]) -> String {
     let count = lines.len();
     let mut out = format!(
         "[same {count} lines as lines {}–{} above",
@@ -163,10 +158,6 @@ pub fn same_marker(
         let at: Vec<String> = except.iter().map(|k| (k + 1).to_string()).collect();
         let noun = if except.len() == 1 { "line" } else { "lines" };
         out.push_str(&format!(", except: {noun} {} below", at.join(", ")));
-    }
-    if !hash.is_empty() {
-        out.push_str(" · sqz expand ");
-        out.push_str(&reference::lines_target(hash, lines.start + 1, lines.end));
     }
     out.push(']');
     out
@@ -195,7 +186,7 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
                 earlier,
                 except,
             } => {
-                out.push_str(&same_marker(hash, lines, *earlier, except));
+                out.push_str(&same_marker(lines, *earlier, except));
                 for k in except {
                     out.push('\n');
                     out.push_str(doc.lines[lines.start + k]);

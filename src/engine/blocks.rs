@@ -14,10 +14,9 @@ const MAX_BLOCK: usize = 400;
 /// A block ends after this many changed lines in a row.
 const MAX_CHANGED_RUN: usize = 2;
 
-/// `pieces` with every block that repeats an earlier shown block replaced by a back-reference;
-/// `hash` is the shown hash for the expand range, empty when nothing is stored. `None` when no
-/// block repeats, or when the kept lines are not in input order.
-pub fn point_back(doc: &Doc, pieces: &[Piece], hash: &str) -> Option<Vec<Piece>> {
+/// `pieces` with every block that repeats an earlier shown block replaced by a back-reference.
+/// `None` when no block repeats, or when the kept lines are not in input order.
+pub fn point_back(doc: &Doc, pieces: &[Piece]) -> Option<Vec<Piece>> {
     let n = doc.lines.len();
     // Which lines are shown verbatim, in their place.
     let mut shown = vec![false; n];
@@ -52,7 +51,7 @@ pub fn point_back(doc: &Doc, pieces: &[Piece], hash: &str) -> Option<Vec<Piece>>
             .into_iter()
             .flatten()
             .filter(|_| anchor)
-            .filter_map(|p| block_at(doc, &line_hash, &shown, &taken, p, i, hash))
+            .filter_map(|p| block_at(doc, &line_hash, &shown, &taken, p, i))
             .max_by_key(|b| b.saved);
         if let Some(block) = found {
             let end = i + block.len;
@@ -109,7 +108,6 @@ fn block_at(
     taken: &[bool],
     earlier: usize,
     start: usize,
-    hash: &str,
 ) -> Option<Block> {
     let gap = start - earlier;
     let mut len = 0;
@@ -145,7 +143,7 @@ fn block_at(
         .filter(|&k| same[k])
         .map(|k| doc.lines[start + k].len() + 1)
         .sum();
-    let marker = doc::same_marker(hash, &(start..start + len), earlier, &except);
+    let marker = doc::same_marker(&(start..start + len), earlier, &except);
     if hidden <= marker.len() + 16 {
         return None;
     }
@@ -217,10 +215,10 @@ mod tests {
             ));
         }
         let doc = Doc::new("mix test", &text);
-        let pieces = point_back(&doc, &all_kept(&doc), "h").expect("points back");
+        let pieces = point_back(&doc, &all_kept(&doc)).expect("points back");
         let out = render(&doc, &pieces, "h");
         assert!(
-            out.contains("  test beta (Shop.OrderTest)\n     test/order_test.exs:40\n[same 7 lines as lines 4–10 above, except: line 5 below · sqz expand h:L13-19]\n       test/order_test.exs:41: (test)\n  test gamma"),
+            out.contains("  test beta (Shop.OrderTest)\n     test/order_test.exs:40\n[same 7 lines as lines 4–10 above, except: line 5 below]\n       test/order_test.exs:41: (test)\n  test gamma"),
             "{out}"
         );
         assert!(out.contains("test/order_test.exs:77"), "{out}");
@@ -228,11 +226,11 @@ mod tests {
     }
 
     #[test]
-    fn without_a_store_the_marker_has_no_expand_range() {
+    fn a_repeated_trace_points_back_to_its_first_copy() {
         let block = "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    main()\n  File \"a.py\", line 2, in main\n    raise ValueError(\"bad\")\nValueError: bad\n";
         let text = format!("{block}retrying\n{block}");
         let doc = Doc::new("python a.py", &text);
-        let pieces = point_back(&doc, &all_kept(&doc), "").expect("points back");
+        let pieces = point_back(&doc, &all_kept(&doc)).expect("points back");
         let out = render(&doc, &pieces, "");
         assert!(
             out.ends_with("retrying\n[same 6 lines as lines 1–6 above]\n"),
@@ -244,6 +242,6 @@ mod tests {
     #[test]
     fn blocks_that_do_not_repeat_stay() {
         let doc = Doc::new("x", "one line here\ntwo line here\nthree line here\nfour\n");
-        assert!(point_back(&doc, &all_kept(&doc), "h").is_none());
+        assert!(point_back(&doc, &all_kept(&doc)).is_none());
     }
 }

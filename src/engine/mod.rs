@@ -101,7 +101,7 @@ impl Outcome {
 fn point_back_only(label: &str, text: &str) -> Option<String> {
     let doc = Doc::new(label, text);
     let pieces: Vec<doc::Piece> = (0..doc.lines.len()).map(doc::Piece::Keep).collect();
-    blocks::point_back(&doc, &pieces, "").map(|pieces| doc::render(&doc, &pieces, ""))
+    blocks::point_back(&doc, &pieces).map(|pieces| doc::render(&doc, &pieces, ""))
 }
 
 /// Decides how to serve `input` (trailer already stripped). `store` is `None` when nothing may
@@ -398,8 +398,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
     });
     let shown = text::shown_hash(hash);
-    let point_back =
-        |pieces: Vec<doc::Piece>| blocks::point_back(&doc, &pieces, shown).unwrap_or(pieces);
+    let point_back = |pieces: Vec<doc::Piece>| blocks::point_back(&doc, &pieces).unwrap_or(pieces);
     let formatted = formatted.map(point_back);
     let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, shown);
     let by_formatter = formatted.map(|pieces| render(&pieces));
@@ -414,7 +413,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         let folded = pipeline::fold_runs(&doc, facts(), shown);
         let all_kept = || (0..doc.lines.len()).map(doc::Piece::Keep).collect();
         let pieces = folded.unwrap_or_else(all_kept);
-        blocks::point_back(&doc, &pieces, shown)
+        blocks::point_back(&doc, &pieces)
             .or_else(|| {
                 pieces
                     .iter()
