@@ -26,7 +26,8 @@ pub fn strip(text: &str) -> Cow<'_, str> {
 
 /// What a terminal ends up showing of each line that redraws itself with carriage returns
 /// (a progress bar, a test name printed before its result and again after it): the last
-/// non-empty segment. A `\r` just before the line break (CRLF) stays as it is.
+/// non-empty segment. A `\r` just before the line break (CRLF) stays as it is, and so does a
+/// line whose segments do not read as one thing redrawn.
 pub fn collapse_returns<'a>(text: Cow<'a, str>) -> Cow<'a, str> {
     let bytes = text.as_bytes();
     let redraws =
@@ -43,11 +44,23 @@ pub fn collapse_returns<'a>(text: Cow<'a, str>) -> Cow<'a, str> {
                 None => (line, ""),
             },
         };
-        let shown = body
-            .rsplit('\r')
-            .find(|segment| !segment.is_empty())
-            .unwrap_or("");
-        out.push_str(shown);
+        let segments: Vec<&str> = body.split('\r').filter(|s| !s.is_empty()).collect();
+        // A redraw writes the same thing again, further along: each segment begins like the
+        // one before or is as long. Text that only uses `\r` as its line break (an old Mac
+        // file) is left as it is.
+        let redraw = segments.windows(2).all(|w| {
+            let shared = w[0]
+                .bytes()
+                .zip(w[1].bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            shared >= 4 || w[0].len() == w[1].len()
+        });
+        match segments.last() {
+            Some(last) if redraw => out.push_str(last),
+            Some(_) => out.push_str(body),
+            None => {}
+        }
         out.push_str(end);
     }
     Cow::Owned(out)
@@ -107,6 +120,9 @@ mod tests {
         assert_eq!(shown("crlf\r\nlines\r\n"), "crlf\r\nlines\r\n");
         assert_eq!(shown("done\r\r"), "done");
         assert_eq!(shown("plain\n"), "plain\n");
+        // An old Mac file breaks its lines with `\r`: nothing is redrawn, nothing goes.
+        let mac = "[package]\rname = \"demo\"\rversion = \"0.1.0\"\r";
+        assert_eq!(shown(mac), mac);
     }
 
     #[test]
