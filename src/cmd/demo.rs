@@ -1,6 +1,6 @@
 //! `sqz demo`: the main job end to end on bundled real outputs, in a throwaway store: a failing
-//! cargo test run compressed, its repeat as a reference, a line slice of an earlier file read,
-//! and an expand that gives the original back byte for byte.
+//! cargo test run compressed, its repeat as a reference, a worker log folded by template, a line
+//! slice of an earlier file read, and an expand that gives the original back byte for byte.
 
 use crate::clock::now_ms;
 use crate::env::Env;
@@ -10,6 +10,7 @@ use crate::store::Store;
 
 const TEST_RUN: &[u8] = include_bytes!("../../fixtures/cargo-test-failing/input.txt");
 const SOURCE_FILE: &[u8] = include_bytes!("../../fixtures/cat-rust-source/input.txt");
+const WORKER_LOG: &[u8] = include_bytes!("../../fixtures/cat-worker-log/input.txt");
 
 pub fn run() -> Result<u8> {
     let dir = std::env::temp_dir().join(format!("sqz-demo-{}-{}", std::process::id(), now_ms()));
@@ -45,6 +46,25 @@ fn walk_through(store: &mut Store, env: &Env) {
 
     step(
         3,
+        "a worker log read with `cat`: its lines of one template fold, every ERROR and WARNING stays",
+    );
+    let log = serve(
+        "cat worker.log",
+        WORKER_LOG,
+        Some(store),
+        false,
+        env,
+        now + 1500,
+    );
+    show(&log.stdout, log.header.as_deref());
+    println!(
+        "  ({} lines and {} tokens without sqz)",
+        crate::text::line_count(WORKER_LOG),
+        count(WORKER_LOG)
+    );
+
+    step(
+        4,
         "a file read, then lines 41-80 of it (`sed -n '41,80p'`): a ranged reference",
     );
     let read = serve(
@@ -71,7 +91,7 @@ fn walk_through(store: &mut Store, env: &Env) {
     show(&ranged.stdout, ranged.header.as_deref());
 
     step(
-        4,
+        5,
         &format!("sqz expand {}: the original comes back", first.hash),
     );
     let restored = store
@@ -86,7 +106,7 @@ fn walk_through(store: &mut Store, env: &Env) {
         if same { "yes" } else { "NO" }
     );
 
-    step(5, "what this session saved");
+    step(6, "what this session saved");
     if let Ok(rows) = store.totals_by_kind() {
         let (mut tin, mut tout) = (0, 0);
         for (kind, calls, a, b) in rows {

@@ -164,8 +164,10 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             } else {
                 outliers(run, &spans[i..j])
             };
-            // The first line shows the template by example; the marker shows its ranges.
-            keep[0] = true;
+            // The first line shows the template by example, unless a line of it was shown
+            // before the run broke; the marker shows its ranges. A run of one line repeated
+            // always shows that line.
+            keep[0] |= identical || !shown.contains(&shapes[i]);
             let how = if identical {
                 Fold::Identical
             } else {
