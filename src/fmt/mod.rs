@@ -19,6 +19,7 @@ mod git_log;
 mod git_remote;
 mod git_status;
 mod go_test;
+mod gradle;
 mod grep;
 mod js_test;
 mod kubectl;
@@ -119,6 +120,12 @@ const ALL: &[Formatter] = &[
         floor: Floor::Facts,
         matches: make::matches,
         format: make::format,
+    },
+    Formatter {
+        name: "gradle",
+        floor: Floor::Facts,
+        matches: gradle::matches,
+        format: gradle::format,
     },
     Formatter {
         name: "maven",
