@@ -27,6 +27,7 @@ mod lockgrep;
 mod ls;
 mod make;
 mod maven;
+mod mix;
 mod npm;
 mod pip;
 mod procs;
@@ -126,6 +127,12 @@ const ALL: &[Formatter] = &[
         floor: Floor::Facts,
         matches: gradle::matches,
         format: gradle::format,
+    },
+    Formatter {
+        name: "mix",
+        floor: Floor::Facts,
+        matches: mix::matches,
+        format: mix::format,
     },
     Formatter {
         name: "maven",
