@@ -49,10 +49,12 @@ pub fn route(label: &str, text: &str) -> Route {
     // in `;` as logged SQL statements do.
     let log = std::cell::OnceCell::new();
     let is_log = || *log.get_or_init(|| looks_like_log(text));
-    // A test run's `* test adds VAT [L#9]` lines end like code too.
+    // A test run's `* test adds VAT [L#9]` lines end like code too, and so do a compiler's
+    // `Program.cs(11,33): error CS0246: … [app.csproj]` and `2 Error(s)`.
     let guess_source = || {
         crate::fmt::find(label).is_none()
             && !crate::fmt::runs_tests(label)
+            && !builds(label)
             && looks_like_source(text)
             && !is_log()
     };
@@ -62,6 +64,17 @@ pub fn route(label: &str, text: &str) -> Route {
         return Route::Verbatim;
     }
     Route::Normal
+}
+
+/// A build tool or compiler: what it prints is diagnostics and progress, never a source file.
+fn builds(label: &str) -> bool {
+    const BUILDERS: [&str; 18] = [
+        "bazel", "cc", "clang", "clang++", "cmake", "dotnet", "g++", "gcc", "javac", "kotlinc",
+        "meson", "msbuild", "ninja", "rustc", "sbt", "scalac", "swiftc", "tsc",
+    ];
+    let program = Label::parse(label).program;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    BUILDERS.binary_search(&program).is_ok()
 }
 
 fn untouchable(text: &str) -> Option<Risk> {
@@ -664,6 +677,10 @@ mod tests {
         assert_eq!(route("kubectl get pods -o json", json), Route::Normal);
         let ip = "[ {\n        \"ifindex\": 1,\n        \"ifname\": \"lo\",\n        \"mtu\": 65536\n    },{\n        \"ifindex\": 2,\n        \"mtu\": 1500\n    } ]\n";
         assert_eq!(route("ip -j -p link show", ip), Route::Normal);
+        // A compiler's diagnostics end in `)` and `]` like code; a build tool prints no source.
+        let msbuild = "Program.cs(11,33): error CS0246: The type 'x' could not be found [a.csproj]\nProgram.cs(13,30): error CS1579: foreach statement cannot operate [a.csproj]\n\nBuild FAILED.\n\nProgram.cs(11,33): error CS0246: The type 'x' could not be found [a.csproj]\nProgram.cs(13,30): error CS1579: foreach statement cannot operate [a.csproj]\n    0 Warning(s)\n    2 Error(s)\n";
+        assert_eq!(route("x", msbuild), Route::Verbatim);
+        assert_eq!(route("dotnet build", msbuild), Route::Normal);
         assert_eq!(
             route(
                 "x",
