@@ -558,7 +558,8 @@ fn demo_shows_reference_slice_and_exact_expand() {
     assert!(text.contains("identical to the original: yes"));
     // The worker log folds by template and keeps its errors.
     assert!(text.contains(" lines like #1 \"2026-12-03 09:05:43,{774…797} INFO"));
-    assert!(text.contains("ERROR [billing.worker] batch 305 failed: invoice INV-17314 has no customer id"));
+    assert!(text
+        .contains("ERROR [billing.worker] batch 305 failed: invoice INV-17314 has no customer id"));
 }
 
 #[test]
