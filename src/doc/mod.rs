@@ -256,9 +256,58 @@ pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count
     (0..line_count).all(|n| shown[n] || !must_keep(n))
 }
 
+/// Like [`keeps_all`], but a line that must stay may be left out when what it says stands
+/// whole in a line that is shown: vitest lists each failure's message under its test
+/// (`→ expected 3 to be 5`) and again in the failure's own block (`AssertionError: expected 3
+/// to be 5`). What it says is the line without its indent and leading bullet, and it must be
+/// long enough to be a statement rather than a word.
+pub fn keeps_all_said(doc: &Doc, pieces: &[Piece], must_keep: impl Fn(usize) -> bool) -> bool {
+    let mut shown = vec![false; doc.lines.len()];
+    for piece in pieces {
+        if let Piece::Keep(n) | Piece::Rewrite(n, _) = piece {
+            if let Some(slot) = shown.get_mut(*n) {
+                *slot = true;
+            }
+        }
+    }
+    let missing: Vec<usize> = (0..doc.lines.len())
+        .filter(|&n| !shown[n] && must_keep(n))
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let said: Vec<&str> = (0..doc.lines.len())
+        .filter(|&n| shown[n])
+        .map(|n| doc.lines[n])
+        .collect();
+    missing.iter().all(|&n| {
+        let core = what_it_says(doc.lines[n]);
+        core.len() >= 12 && said.iter().any(|l| l.contains(core))
+    })
+}
+
+/// A line without its indent and the bullet before its first word (`→ `, `× `, `- `).
+pub fn what_it_says(line: &str) -> &str {
+    line.trim()
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fact_said_again_elsewhere_may_be_left_out() {
+        let text = "   × Cart > merges quantities 8ms\n     → expected 3 to be 5 // Object.is equality\n FAIL  cart.test.ts > Cart > merges quantities\nAssertionError: expected 3 to be 5 // Object.is equality\n";
+        let doc = Doc::new("npx vitest run", text);
+        let fact = |n: usize| crate::doc::facts::is_fact(doc.lines[n]);
+        let folded = vec![Piece::fold_range(0, 1, "x"), Piece::Keep(2), Piece::Keep(3)];
+        assert!(keeps_all_said(&doc, &folded, fact));
+        // Without the restatement the fact must stay.
+        let hidden = vec![Piece::fold_range(0, 1, "x"), Piece::Keep(2)];
+        assert!(!keeps_all_said(&doc, &hidden, fact));
+    }
 
     #[test]
     fn markers_name_ranges() {

@@ -395,7 +395,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
             facts::Floor::Facts => facts()[n],
             other => other.keeps(doc.lines[n]),
         };
-        doc::keeps_all(&pieces, floor, doc.lines.len()).then_some(pieces)
+        doc::keeps_all_said(&doc, &pieces, floor).then_some(pieces)
     });
     let shown = text::shown_hash(hash);
     let point_back = |pieces: Vec<doc::Piece>| blocks::point_back(&doc, &pieces).unwrap_or(pieces);

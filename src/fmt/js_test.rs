@@ -1,6 +1,7 @@
 //! jest, vitest and bun test runs (directly, through npx, or as `npm test`): folds passing
-//! suites and passing test lines into counted markers, and the context lines of a code frame
-//! around its failing line (a frame shown once; a repeated one is left for a back-reference).
+//! suites and passing test lines into counted markers, the context lines of a code frame
+//! around its failing line (a frame shown once; a repeated one is left for a back-reference),
+//! and vitest's per-file test list where each failure in it is shown again under `Failed Tests`.
 //! Every failure block, its diff, the failing line with its caret, the stack frames, and the
 //! `Tests:` / `Test Files` / bun's `N pass` summaries stay verbatim; a passing test whose name
 //! reads like a fact stays too.
@@ -65,8 +66,85 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         min_run: 2,
         ..DEFAULT
     };
-    let pieces = fold_kinds(doc, &kinds, &how);
+    let pieces = listed_below(doc, fold_kinds(doc, &kinds, &how));
     folds_any(&pieces).then_some(pieces)
+}
+
+/// vitest lists every test of a failing file, each failure with its message (`× Cart > totals
+/// 3ms`, `→ expected 3 to be 5`), and then shows each failure whole under `Failed Tests`, its
+/// name and message again. The list's lines said again below fold; the file's own line
+/// (`❯ src/cart.test.ts (7 tests | 3 failed)`) stays.
+fn listed_below(doc: &Doc, pieces: Vec<Piece>) -> Vec<Piece> {
+    let Some(section) = doc
+        .lines
+        .iter()
+        .position(|l| l.starts_with('⎯') && l.contains(" Failed Tests "))
+    else {
+        return pieces;
+    };
+    let below = &doc.lines[section..];
+    let said_below = |text: &str| text.len() >= 12 && below.iter().any(|l| l.contains(text));
+    let restated: Vec<bool> = (0..doc.lines.len())
+        .map(|n| {
+            let t = doc.lines[n].trim_start();
+            if n >= section {
+                return false;
+            }
+            if let Some(test) = t.strip_prefix("× ") {
+                // The name, without the duration vitest appends (`8ms`).
+                let name = match test.rsplit_once(' ') {
+                    Some((name, ms)) if ms.ends_with("ms") => name,
+                    _ => test,
+                };
+                return said_below(name);
+            }
+            t.strip_prefix("→ ").is_some_and(said_below)
+        })
+        .collect();
+    // A test of the list, before the failure blocks: a passing one, or a failure said below.
+    let listed = |n: usize| {
+        let t = doc.lines[n].trim_start();
+        n < section && (restated[n] || (t.starts_with("✓ ") && !crate::doc::facts::is_fact(t)))
+    };
+    // Each stretch of the list with a failure said below folds whole: one marker per file.
+    let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+    let mut run: Vec<usize> = Vec::new();
+    let flush = |run: &mut Vec<usize>, out: &mut Vec<Piece>| {
+        if run.len() >= 2 && run.iter().any(|&n| restated[n]) {
+            out.push(Piece::Fold {
+                lines: std::mem::take(run),
+                what: "listed test".to_string(),
+            });
+        } else if run.len() >= 2 && run.iter().all(|&n| !restated[n]) {
+            out.push(Piece::Fold {
+                lines: std::mem::take(run),
+                what: "passing test".to_string(),
+            });
+        } else {
+            out.extend(run.drain(..).map(Piece::Keep));
+        }
+    };
+    for piece in pieces {
+        let lines: Vec<usize> = match &piece {
+            Piece::Keep(n) if listed(*n) => vec![*n],
+            Piece::Fold { lines, what }
+                if what == "passing test" && lines.iter().all(|&n| listed(n)) =>
+            {
+                lines.clone()
+            }
+            _ => {
+                flush(&mut run, &mut out);
+                out.push(piece);
+                continue;
+            }
+        };
+        if run.last().is_some_and(|&m| m + 1 != lines[0]) {
+            flush(&mut run, &mut out);
+        }
+        run.extend(lines);
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 /// A source line of a code frame other than the failing one: `      11 |   test(…)` (jest),
@@ -160,6 +238,25 @@ mod tests {
         // The same frame shown for a second failure is left whole, for a back-reference.
         let twice = text.replacen("Tests:", "  ● isoWeek › again\n\n      3 | describe(\"isoWeek\", () => {\n      4 |   const d = (s) => new Date(s);\n    > 5 |   test(\"mid-year\", () => check(d(\"2025-04-02\"), 14));\n        |                              ^\n      6 |   test(\"Dec 29\", () => check(d(\"2025-12-29\"), 1));\n\nTests:", 1);
         assert_eq!(run("npx jest", &twice), None, "nothing else folds here");
+    }
+
+    #[test]
+    fn vitest_folds_its_list_where_each_failure_is_shown_again_below() {
+        let text = " ❯ src/cart.test.ts (4 tests | 2 failed) 16ms\n   ✓ Cart > starts empty 2ms\n   × Cart > merges quantities of the same sku 8ms\n     → expected 3 to be 5 // Object.is equality\n   ✓ Cart > removes an item 0ms\n   × Cart > computes totals 3ms\n     → expected 30.47 to be 30.48 // Object.is equality\n\n⎯⎯⎯ Failed Tests 2 ⎯⎯⎯\n\n FAIL  src/cart.test.ts > Cart > merges quantities of the same sku\nAssertionError: expected 3 to be 5 // Object.is equality\n FAIL  src/cart.test.ts > Cart > computes totals\nAssertionError: expected 30.47 to be 30.48 // Object.is equality\n\n Test Files  1 failed (1)\n      Tests  2 failed | 2 passed (4)\n";
+        let doc = Doc::new("npx vitest run", text);
+        let out = crate::fmt::render_checked(&doc, &format(&doc).unwrap(), "h");
+        assert!(out.starts_with(" ❯ src/cart.test.ts (4 tests | 2 failed) 16ms\n[… 6 listed test lines · sqz expand h:L2-7]\n\n⎯⎯⎯ Failed Tests 2 ⎯⎯⎯\n"), "{out}");
+        // A failure whose message is not said again stays in the list.
+        let cut = text.replace(
+            "AssertionError: expected 30.47 to be 30.48 // Object.is equality\n",
+            "",
+        );
+        let doc = Doc::new("npx vitest run", &cut);
+        let out = crate::fmt::render_checked(&doc, &format(&doc).unwrap(), "h");
+        assert!(
+            out.contains("     → expected 30.47 to be 30.48 // Object.is equality\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -244,7 +244,7 @@ pub(crate) fn render_checked(doc: &Doc, pieces: &[Piece], hash: &str) -> String 
         .expect("a formatter claims the test's label")
         .floor;
     assert!(
-        crate::doc::keeps_all(pieces, |n| floor.keeps(doc.lines[n]), doc.lines.len()),
+        crate::doc::keeps_all_said(doc, pieces, |n| floor.keeps(doc.lines[n])),
         "a formatter hid a line the engine must show"
     );
     crate::doc::render(doc, pieces, hash)
