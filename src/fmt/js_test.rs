@@ -96,7 +96,8 @@ fn listed_below(doc: &Doc, pieces: Vec<Piece>) -> Vec<Piece> {
                     Some((name, ms)) if ms.ends_with("ms") => name,
                     _ => test,
                 };
-                return said_below(name);
+                // Its failure block opens with ` FAIL  file > name`: the name ends that line.
+                return name.len() >= 12 && below.iter().any(|l| l.trim_end().ends_with(name));
             }
             t.strip_prefix("→ ").is_some_and(said_below)
         })
