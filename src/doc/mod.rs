@@ -245,6 +245,12 @@ pub fn unfold(pieces: Vec<Piece>, protected: impl Fn(usize) -> bool) -> Vec<Piec
 
 /// Every input line that a stage must not lose is either kept or rewritten without loss.
 pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count: usize) -> bool {
+    let shown = shown_lines(pieces, line_count);
+    (0..line_count).all(|n| shown[n] || !must_keep(n))
+}
+
+/// Which input lines the pieces show verbatim or rewritten without loss.
+fn shown_lines(pieces: &[Piece], line_count: usize) -> Vec<bool> {
     let mut shown = vec![false; line_count];
     for piece in pieces {
         if let Piece::Keep(n) | Piece::Rewrite(n, _) = piece {
@@ -253,7 +259,7 @@ pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count
             }
         }
     }
-    (0..line_count).all(|n| shown[n] || !must_keep(n))
+    shown
 }
 
 /// Like [`keeps_all`], but a line that must stay may be left out when what it says stands
@@ -262,14 +268,7 @@ pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count
 /// to be 5`). What it says is the line without its indent and leading bullet, and it must be
 /// long enough to be a statement rather than a word.
 pub fn keeps_all_said(doc: &Doc, pieces: &[Piece], must_keep: impl Fn(usize) -> bool) -> bool {
-    let mut shown = vec![false; doc.lines.len()];
-    for piece in pieces {
-        if let Piece::Keep(n) | Piece::Rewrite(n, _) = piece {
-            if let Some(slot) = shown.get_mut(*n) {
-                *slot = true;
-            }
-        }
-    }
+    let shown = shown_lines(pieces, doc.lines.len());
     let missing: Vec<usize> = (0..doc.lines.len())
         .filter(|&n| !shown[n] && must_keep(n))
         .collect();

@@ -151,10 +151,11 @@ fn listed_below(doc: &Doc, pieces: Vec<Piece>) -> Vec<Piece> {
 /// A source line of a code frame other than the failing one: `      11 |   test(…)` (jest),
 /// `     25|     cart.add(…)` (vitest). The failing line jest marks with `>`.
 fn is_frame_source(line: &str) -> bool {
-    let t = line.trim_start();
-    if t.starts_with('>') {
-        return false;
-    }
+    numbered_frame_line(line.trim_start())
+}
+
+/// `13 |  expect(…)`: a line number, then the bar of a code frame.
+fn numbered_frame_line(t: &str) -> bool {
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && t[digits..].trim_start().starts_with('|')
 }
@@ -162,11 +163,10 @@ fn is_frame_source(line: &str) -> bool {
 /// A frame's failing line marked by jest (`    > 13 |     expect(…)`) or its caret line.
 fn frame_mark(line: &str) -> bool {
     is_caret(line)
-        || line.trim_start().strip_prefix('>').is_some_and(|rest| {
-            let rest = rest.trim_start();
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            digits > 0 && rest[digits..].trim_start().starts_with('|')
-        })
+        || line
+            .trim_start()
+            .strip_prefix('>')
+            .is_some_and(|rest| numbered_frame_line(rest.trim_start()))
 }
 
 /// The caret line under a code frame's failing line: `         |        ^`.

@@ -137,7 +137,13 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
     if count < MIN_ENTRIES || count * 10 < entries.len() * 9 {
         return None;
     }
-    let rows: Vec<&Entry> = entries.iter().filter(|e| key_list(e) == keys).collect();
+    // Whether each entry has that shape, decided once.
+    let fits: Vec<bool> = entries.iter().map(|e| key_list(e) == keys).collect();
+    let rows: Vec<&Entry> = entries
+        .iter()
+        .zip(&fits)
+        .filter_map(|(e, &fit)| fit.then_some(e))
+        .collect();
     let columns: Vec<Column> = (0..keys.len())
         .map(|c| Column::of(keys[c], rows.iter().map(|e| e.fields[c].value).collect()))
         .collect();
@@ -172,21 +178,22 @@ pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
         head.push_str(&format!("; in every entry: {}", shared.join(", ")));
     }
     // Separators and the row entries' lines fold; the other entries' lines stay in place.
-    let odd: Vec<usize> = entries
-        .iter()
-        .filter(|e| key_list(e) != keys)
-        .flat_map(|e| e.lines.iter().copied())
-        .collect();
+    let mut odd = vec![false; lines.len()];
+    for (entry, _) in entries.iter().zip(&fits).filter(|(_, &fit)| !fit) {
+        for &n in &entry.lines {
+            odd[n] = true;
+        }
+    }
     let mut pieces = vec![
         Piece::Fold {
-            lines: (0..lines.len()).filter(|n| !odd.contains(n)).collect(),
+            lines: (0..lines.len()).filter(|&n| !odd[n]).collect(),
             what: "lock file match".to_string(),
         },
         Piece::Summary(head),
     ];
     let mut row = 0;
-    for entry in &entries {
-        if key_list(entry) != keys {
+    for (entry, &fit) in entries.iter().zip(&fits) {
+        if !fit {
             pieces.extend(entry.lines.iter().map(|&n| Piece::Keep(n)));
             continue;
         }
