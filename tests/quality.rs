@@ -7,12 +7,11 @@ mod common;
 use common::{evaluate, fixtures_dir, load_fixtures};
 use std::path::Path;
 
-/// Minimum aggregate token reduction over the non-identical fixtures, header included. The 152
-/// fixtures before the logs, mix, go, lock-file and published fixtures joined stand at 71.2%;
-/// the whole corpus at 66.4%, held back by logs that hold stack traces (never stored, so only
-/// back-references run on them) and by outputs that are nearly all facts (`git log`, pytest's
-/// parametrized failures, vitest's failure lists). The floor guards against going back.
-const AGGREGATE_REDUCTION_GATE: f64 = 63.0;
+/// Minimum aggregate token reduction over the non-identical fixtures, header included: the
+/// issue's target. The corpus stands at 70.2% (446049 → 132779 tokens); logs that hold stack
+/// traces are never stored, so only lossless stages (back-references and value tables) run on
+/// them. Output is deterministic, so the margin cannot flake.
+const AGGREGATE_REDUCTION_GATE: f64 = 70.0;
 
 #[test]
 fn every_fixture_passes_its_gates() {

@@ -59,6 +59,18 @@ pub enum Piece {
         earlier: usize,
         except: Vec<usize>,
     },
+    /// Lines that share a template, each rebuilt from the template and its row of values: the
+    /// lossless fold for what is never stored. `template` is `None` when an earlier table gave
+    /// it under `tag`; `tag` is `None` when no other table uses it.
+    Table {
+        lines: std::ops::Range<usize>,
+        template: Option<String>,
+        tag: Option<usize>,
+        /// The first values of the field the template shows as `{n}`, which counts up by a
+        /// fixed step and is left out of the rows: `"00304, 00305, …"`.
+        counter: Option<String>,
+        rows: Vec<String>,
+    },
 }
 
 /// One template of a [`Piece::Like`] marker.
@@ -163,6 +175,35 @@ pub fn same_marker(lines: &std::ops::Range<usize>, earlier: usize, except: &[usi
     out
 }
 
+/// The line before a value table's rows: `[N lines "T", each row below fills its {}:]`, with
+/// `#K` before the template where a later table uses it too, and `#K` alone after that.
+pub fn table_marker(piece: &Piece) -> String {
+    let Piece::Table {
+        lines,
+        template,
+        tag,
+        counter,
+        ..
+    } = piece
+    else {
+        return String::new();
+    };
+    let counting = match counter {
+        Some(first) => format!(", n = {first};"),
+        None => ",".to_string(),
+    };
+    let named = match (template, tag) {
+        (Some(t), None) => format!("\"{t}\""),
+        (Some(t), Some(k)) => format!("#{k} \"{t}\""),
+        (None, Some(k)) => format!("#{k}"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "[{} lines {named}{counting} each row below fills its {{}}:]",
+        lines.len()
+    )
+}
+
 /// Builds the agent-visible text from pieces.
 pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
     let kept: usize = pieces
@@ -192,6 +233,13 @@ pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
                     out.push_str(doc.lines[lines.start + k]);
                 }
             }
+            Piece::Table { rows, .. } => {
+                out.push_str(&table_marker(piece));
+                for row in rows {
+                    out.push('\n');
+                    out.push_str(row);
+                }
+            }
             Piece::Summary(s) | Piece::Rewrite(_, s) => out.push_str(s),
         }
         out.push('\n');
@@ -211,7 +259,9 @@ pub fn unfold(pieces: Vec<Piece>, protected: impl Fn(usize) -> bool) -> Vec<Piec
             Piece::Fold { lines, what } => (lines, what),
             // A template's ranges would no longer be exact once lines leave it.
             Piece::Like { lines, .. } => (lines, "similar".to_string()),
-            Piece::Same { lines, .. } if lines.clone().any(&protected) => {
+            Piece::Same { lines, .. } | Piece::Table { lines, .. }
+                if lines.clone().any(&protected) =>
+            {
                 out.extend(lines.map(Piece::Keep));
                 continue;
             }

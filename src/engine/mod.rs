@@ -10,6 +10,7 @@ pub mod delta;
 pub mod gate;
 pub mod pipeline;
 pub mod route;
+pub mod table;
 pub mod trailer;
 
 use crate::doc::{self, facts, reference, Doc};
@@ -96,12 +97,31 @@ impl Outcome {
     }
 }
 
-/// The output with its repeated blocks pointing back and nothing else changed, if any block
-/// repeats: the only stage allowed on what is never stored.
-fn point_back_only(label: &str, text: &str) -> Option<String> {
+/// The output changed only in ways the agent can undo from what it sees, if anything changes:
+/// repeated blocks point back to their first copy, and runs of lines that share a template
+/// become value tables. The only stages allowed on what is never stored. Tables leave out the
+/// lines of a stack trace, facts, indented lines and credentials, and are not built at all
+/// where the risk is not a stack trace.
+fn lossless_only(label: &str, text: &str, tables: bool) -> Option<String> {
     let doc = Doc::new(label, text);
-    let pieces: Vec<doc::Piece> = (0..doc.lines.len()).map(doc::Piece::Keep).collect();
-    blocks::point_back(&doc, &pieces).map(|pieces| doc::render(&doc, &pieces, ""))
+    let kept: Vec<doc::Piece> = (0..doc.lines.len()).map(doc::Piece::Keep).collect();
+    let pointed = blocks::point_back(&doc, &kept);
+    let pieces = pointed.as_deref().unwrap_or(&kept);
+    let tabled = tables
+        .then(|| table::tabulate(&doc, pieces, |n| tabulable(doc.lines[n])))
+        .flatten();
+    tabled
+        .or(pointed)
+        .map(|pieces| doc::render(&doc, &pieces, ""))
+}
+
+/// Whether a line may go into a value table: not a fact, not indented (a trace's body, a
+/// code frame, a nested listing), not a stack frame, not a credential.
+fn tabulable(line: &str) -> bool {
+    !line.starts_with([' ', '\t'])
+        && !route::is_trace_line(line)
+        && !route::is_credential_line(line.trim())
+        && !facts::is_fact(line)
 }
 
 /// Decides how to serve `input` (trailer already stripped). `store` is `None` when nothing may
@@ -129,7 +149,8 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     if matches!(route, Route::Untouchable(_)) && !test_run_trace {
         // The one change allowed: a block repeated within the output points back to its
         // first copy, which the agent sees whole. Nothing is stored.
-        return match point_back_only(label, raw_text) {
+        let tables = route == Route::Untouchable(Risk::StackTrace);
+        return match lossless_only(label, raw_text, tables) {
             Some(served) => Outcome::unstored(input, served, escaped),
             None => Outcome::passthrough(input, Kind::Safe, None),
         };
@@ -168,13 +189,13 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         }
         // Source, configs and diffs stay byte for byte, stored or not.
         Shaped::Unchanged if store.is_none() && route != Route::Verbatim => {
-            match point_back_only(label, &agent_text) {
+            match lossless_only(label, &agent_text, true) {
                 Some(served) => return Outcome::unstored(input, served, escaped),
                 None => (None, Kind::Fresh),
             }
         }
         Shaped::Unchanged => (None, Kind::Fresh),
-        Shaped::Untouchable => match point_back_only(label, &agent_text) {
+        Shaped::Untouchable => match lossless_only(label, &agent_text, true) {
             Some(served) => return Outcome::unstored(input, served, escaped),
             None => return Outcome::passthrough(input, Kind::Safe, None),
         },
@@ -413,13 +434,10 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         let folded = pipeline::fold_runs(&doc, facts(), shown);
         let all_kept = || (0..doc.lines.len()).map(doc::Piece::Keep).collect();
         let pieces = folded.unwrap_or_else(all_kept);
-        blocks::point_back(&doc, &pieces)
-            .or_else(|| {
-                pieces
-                    .iter()
-                    .any(|p| !matches!(p, doc::Piece::Keep(_)))
-                    .then_some(pieces)
-            })
+        let pieces = blocks::point_back(&doc, &pieces).unwrap_or(pieces);
+        let pieces = table::tabulate(&doc, &pieces, |n| tabulable(doc.lines[n])).unwrap_or(pieces);
+        Some(pieces)
+            .filter(|pieces| pieces.iter().any(|p| !matches!(p, doc::Piece::Keep(_))))
             .map(|pieces| render(&pieces))
     };
     let (served, kind) = match (by_formatter, by_generic) {
@@ -434,7 +452,16 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         (Some(served), None) => (served, Kind::Formatter),
         (None, Some(served)) => (served, Kind::Generic),
         (None, None) if trace => return Shaped::Untouchable,
-        (None, None) => return Shaped::Unchanged,
+        (None, None) => match pipeline::shorten_rules(agent_text) {
+            std::borrow::Cow::Owned(shorter) => return Shaped::Changed(shorter, Kind::Generic),
+            std::borrow::Cow::Borrowed(_) => return Shaped::Unchanged,
+        },
+    };
+    // A stack trace's lines stay byte for byte, rules among them included.
+    let served = if trace {
+        served
+    } else {
+        pipeline::shorten_rules(&served).into_owned()
     };
     if served == agent_text {
         return Shaped::Unchanged;

@@ -517,6 +517,57 @@ fn worth_folding(doc: &Doc, piece: &Piece, hash: &str) -> bool {
     hidden > tokens::count(&marker) + 2
 }
 
+/// Rule characters that cost more than a token apiece: box drawing (`─`, `━`, `═`), the
+/// horizontal line extension vitest draws its separators with (`⎯`), and long dashes.
+fn is_rule_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2500}'..='\u{257f}' | '\u{23af}' | '\u{2014}' | '\u{2015}' | '\u{2e3a}' | '\u{2e3b}'
+    )
+}
+
+/// A rule drawn with more than this many of one such character is cut to this many.
+const RULE_KEPT: usize = 3;
+
+/// `text` with every run of one rule character longer than [`RULE_KEPT`] cut to that length:
+/// vitest's `⎯⎯⎯…⎯[3/21]⎯` separators cost some 70 tokens a line and say only `[3/21]`. A
+/// fact line keeps its rules, as it keeps every byte. Only for what is stored, since the
+/// rule's length is lost.
+pub fn shorten_rules(text: &str) -> std::borrow::Cow<'_, str> {
+    // Every rule character is three bytes of UTF-8, led by 0xE2.
+    let has_rule = |t: &str| {
+        t.as_bytes()
+            .windows(3 * (RULE_KEPT + 1))
+            .any(|w| w[0] == 0xe2 && w[..3] == w[3..6] && w[..3] == w[6..9] && w[..3] == w[9..12])
+    };
+    if !has_rule(text) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if !has_rule(line) || crate::doc::facts::is_fact(line.trim_end_matches('\n')) {
+            out.push_str(line);
+            continue;
+        }
+        let mut run: Option<(char, usize)> = None;
+        for c in line.chars() {
+            if let Some((r, n)) = run.filter(|(r, _)| *r == c) {
+                if n < RULE_KEPT {
+                    out.push(c);
+                }
+                run = Some((r, n + 1));
+                continue;
+            }
+            run = is_rule_char(c).then_some((c, 1));
+            out.push(c);
+        }
+    }
+    if out.len() == text.len() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The hash of [`shape`] of `line`, from its fields, without building the shape.
 fn shape_hash(line: &str, spans: &[Span]) -> u64 {
     use std::hash::Hasher;
@@ -640,6 +691,20 @@ mod tests {
             "{out}"
         );
         assert_eq!(out.matches("error: disk full").count(), 6);
+    }
+
+    #[test]
+    fn long_rules_are_cut_and_everything_else_stays() {
+        let sep = "⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[3/21]⎯\n ⎯⎯⎯⎯⎯⎯ Failed Tests 21 ⎯⎯⎯⎯⎯⎯⎯\n";
+        // The heading says a test failed: a fact, kept byte for byte.
+        assert_eq!(
+            shorten_rules(sep),
+            "⎯⎯⎯[3/21]⎯\n ⎯⎯⎯⎯⎯⎯ Failed Tests 21 ⎯⎯⎯⎯⎯⎯⎯\n"
+        );
+        let bar = "████████░░░░ 60% ───\n";
+        assert!(matches!(shorten_rules(bar), std::borrow::Cow::Borrowed(_)));
+        let line = sep.lines().next().unwrap();
+        assert!(tokens::count(&shorten_rules(line)) * 4 < tokens::count(line));
     }
 
     #[test]

@@ -102,6 +102,11 @@ fn untouchable(text: &str) -> Option<Risk> {
 }
 
 /// First line of a stack dump in one of the runtimes we know.
+/// A line that belongs to a stack trace itself: its head or one of its frames.
+pub fn is_trace_line(line: &str) -> bool {
+    is_frame(line) || is_trace_head(line.trim())
+}
+
 fn is_trace_head(t: &str) -> bool {
     t.starts_with("Traceback (most recent call last):")
         || t == "stack backtrace:"
