@@ -24,7 +24,11 @@ pub enum Command {
     Reset {
         all: bool,
     },
-    Demo,
+    Demo {
+        keep: bool,
+    },
+    Stats(Stats),
+    Gain(Gain),
     Hook {
         client: String,
     },
@@ -54,6 +58,23 @@ pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
     pub text: Option<String>,
+}
+
+/// The flags of `sqz stats`.
+pub struct Stats {
+    pub breakdown: bool,
+    pub cost: bool,
+    pub json: bool,
+    pub days: u32,
+    pub project: Option<PathBuf>,
+    /// US dollars per million input tokens, if given.
+    pub price: Option<f64>,
+}
+
+/// The flags of `sqz gain`.
+pub struct Gain {
+    pub days: u32,
+    pub html: Option<PathBuf>,
 }
 
 /// The flags and operands of `sqz discover`.
@@ -361,7 +382,42 @@ static DEMO: CommandSpec = CommandSpec {
     args: "",
     summary: "Run the main job on bundled sample outputs in a throwaway store.",
     about: "",
-    flags: &[],
+    flags: &[Flag::switch(
+        "keep",
+        "keep the store and print its path, to try sqz stats and sqz gain on it",
+    )],
+};
+
+static STATS: CommandSpec = CommandSpec {
+    name: "stats",
+    args: "",
+    summary: "Show what sqz saved: calls, tokens in and out, the top commands, and regret signals.",
+    about: "Counted from the store's event rows with the tokenizer the headers use. Regret signals:
+quick re-runs (the same output again within SQZ_REGRET_WINDOW_SECS of being served
+compressed) and expands, each as a share of calls. Days are UTC.",
+    flags: &[
+        Flag::switch("breakdown", "every command family, every kind, and regret per command"),
+        Flag::switch("cost", "add dollars saved: an estimate, each saved token priced once at --price"),
+        Flag::with_value("price", "USD", "dollars per million input tokens for --cost (default 3.00)"),
+        Flag::switch("json", "print the report as JSON (schema in the README)"),
+        Flag::with_value("days", "N", "the last N days, today included (default 30)"),
+        Flag::with_value("project", "DIR", "only calls made in DIR or below it"),
+    ],
+};
+
+static GAIN: CommandSpec = CommandSpec {
+    name: "gain",
+    args: "",
+    summary: "Draw saved tokens per day as a bar chart, one bar a day.",
+    about: "Colour only on a terminal and never with NO_COLOR; bars fill COLUMNS. Days are UTC.",
+    flags: &[
+        Flag::with_value("days", "N", "the last N days, today included (default 14)"),
+        Flag::with_value(
+            "html",
+            "FILE",
+            "also write a self-contained HTML report (chart, commands, kinds, regret)",
+        ),
+    ],
 };
 
 static HELP_COMMAND: CommandSpec = CommandSpec {
@@ -390,6 +446,8 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &DOCTOR,
     &MCP,
     &MCP_PROXY,
+    &STATS,
+    &GAIN,
     &DISCOVER,
     &DEMO,
     &HELP_COMMAND,
@@ -490,7 +548,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
         "init" => parse_setup(p, &INIT, Command::Init),
         "uninstall" => parse_setup(p, &UNINSTALL, Command::Uninstall),
         "doctor" => parse_doctor(p),
-        "demo" => no_operands(p, &DEMO, Command::Demo),
+        "demo" => parse_demo(p),
+        "stats" => parse_stats(p),
+        "gain" => parse_gain(p),
         "discover" => parse_discover(p),
         "mcp" => parse_mcp(p),
         "resume" => no_operands(p, &RESUME, Command::Resume),
@@ -520,6 +580,77 @@ fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error>
         }
     }
     Ok(Command::Compress(c))
+}
+
+fn parse_demo(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut keep = false;
+    while let Some(token) = next(parser, &DEMO)? {
+        match token {
+            Token::Help => return Ok(help_for(&DEMO)),
+            Token::Switch("keep") => keep = true,
+            other => return Err(other.unexpected()),
+        }
+    }
+    Ok(Command::Demo { keep })
+}
+
+/// A day count of 1 to 3650.
+fn days(value: OsString) -> Result<u32, lexopt::Error> {
+    let n: u32 = value.parse()?;
+    if !(1..=3650).contains(&n) {
+        return Err(lexopt::Error::Custom(
+            format!("--days {n}: expected 1 to 3650").into(),
+        ));
+    }
+    Ok(n)
+}
+
+fn parse_stats(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut s = Stats {
+        breakdown: false,
+        cost: false,
+        json: false,
+        days: 30,
+        project: None,
+        price: None,
+    };
+    while let Some(token) = next(parser, &STATS)? {
+        match token {
+            Token::Help => return Ok(help_for(&STATS)),
+            Token::Switch("breakdown") => s.breakdown = true,
+            Token::Switch("cost") => s.cost = true,
+            Token::Switch("json") => s.json = true,
+            Token::Valued("days", n) => s.days = days(n)?,
+            Token::Valued("project", dir) => s.project = Some(PathBuf::from(dir)),
+            Token::Valued("price", usd) => {
+                let usd: f64 = usd.parse()?;
+                if !(usd.is_finite() && usd >= 0.0) {
+                    return Err(lexopt::Error::Custom(
+                        format!("--price {usd}: expected dollars, 0 or more").into(),
+                    ));
+                }
+                s.price = Some(usd);
+            }
+            other => return Err(other.unexpected()),
+        }
+    }
+    Ok(Command::Stats(s))
+}
+
+fn parse_gain(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut g = Gain {
+        days: 14,
+        html: None,
+    };
+    while let Some(token) = next(parser, &GAIN)? {
+        match token {
+            Token::Help => return Ok(help_for(&GAIN)),
+            Token::Valued("days", n) => g.days = days(n)?,
+            Token::Valued("html", file) => g.html = Some(PathBuf::from(file)),
+            other => return Err(other.unexpected()),
+        }
+    }
+    Ok(Command::Gain(g))
 }
 
 fn parse_discover(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {

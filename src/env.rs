@@ -56,6 +56,21 @@ pub const VARIABLES: &[Variable] = &[
         meaning: "inputs larger than this pass through unchanged, streamed",
     },
     Variable {
+        name: "SQZ_REGRET_WINDOW_SECS",
+        default: "120",
+        meaning: "stats: the same output again within this many seconds of being served counts as a quick re-run (0 disables)",
+    },
+    Variable {
+        name: "NO_COLOR",
+        default: "",
+        meaning: "any value: no colour in sqz gain, even on a terminal",
+    },
+    Variable {
+        name: "COLUMNS",
+        default: "80",
+        meaning: "terminal width for sqz gain's bars when stdout is a terminal",
+    },
+    Variable {
         name: "HOME",
         default: "",
         meaning: "where the store, the agents' user-level configs and `sqz init --global` live",
@@ -93,6 +108,12 @@ pub struct Env {
     pub claude_config_dir: Option<PathBuf>,
     pub bash_max_output_length: usize,
     pub path: Option<OsString>,
+    pub regret_window_secs: u64,
+    pub no_color: bool,
+    pub columns: usize,
+    /// The working directory, recorded on each event for `sqz stats --project`; not a
+    /// variable, so `from_lookup` leaves it out and `from_process` fills it in.
+    pub project: Option<String>,
 }
 
 /// The default of a variable in the table.
@@ -105,7 +126,11 @@ fn default_of(name: &str) -> &'static str {
 
 impl Env {
     pub fn from_process() -> Env {
-        Env::from_lookup(|name| std::env::var_os(name))
+        let mut env = Env::from_lookup(|name| std::env::var_os(name));
+        env.project = std::env::current_dir()
+            .ok()
+            .and_then(|d| d.into_os_string().into_string().ok());
+        env
     }
 
     /// The environment `get` describes; each variable is looked up only if the table has it.
@@ -146,6 +171,10 @@ impl Env {
             home,
             bash_max_output_length: number("BASH_MAX_OUTPUT_LENGTH") as usize,
             path: get("PATH"),
+            regret_window_secs: number("SQZ_REGRET_WINDOW_SECS"),
+            no_color: get("NO_COLOR").is_some(),
+            columns: (number("COLUMNS") as usize).clamp(40, 400),
+            project: None,
         }
     }
 

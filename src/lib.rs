@@ -14,6 +14,7 @@ pub mod fmt;
 pub mod hook;
 pub mod json;
 pub mod mcp;
+pub mod report;
 pub mod serve;
 pub mod setup;
 pub mod store;

@@ -795,6 +795,7 @@ fn sample_operands(args: &str) -> Vec<&str> {
 fn sample_value(name: &str) -> &str {
     match name {
         "N" => "3000",
+        "USD" => "3.00",
         _ => name.split('|').next().unwrap(),
     }
 }

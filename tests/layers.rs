@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["cmd"],
     &["discover"],
+    &["report"],
     &["cli"],
     &["setup"],
     &["hook"],

@@ -12,14 +12,24 @@ const TEST_RUN: &[u8] = include_bytes!("../../fixtures/cargo-test-failing/input.
 const SOURCE_FILE: &[u8] = include_bytes!("../../fixtures/cat-rust-source/input.txt");
 const WORKER_LOG: &[u8] = include_bytes!("../../fixtures/cat-worker-log/input.txt");
 
-pub fn run() -> Result<u8> {
+/// Runs the demo; with `keep` the store stays and its path is printed, so `sqz stats` and
+/// `sqz gain` can be tried on it.
+pub fn run(keep: bool) -> Result<u8> {
     let dir = std::env::temp_dir().join(format!("sqz-demo-{}-{}", std::process::id(), now_ms()));
     let db = dir.join("sessions.db");
     let opened = Store::open(&db, now_ms()).map(|(mut store, _)| {
         let env = Env::from_lookup(|_| None);
         walk_through(&mut store, &env);
     });
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep && opened.is_ok() {
+        println!("\nthe store is kept: {}", db.display());
+        println!(
+            "try: SQZ_DB_PATH={} sqz stats --breakdown   (or sqz gain)",
+            db.display()
+        );
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     opened
         .map(|()| 0)
         .map_err(|e| Error::failed(format!("demo: cannot create a throwaway store: {e}")))
@@ -27,7 +37,9 @@ pub fn run() -> Result<u8> {
 
 fn walk_through(store: &mut Store, env: &Env) {
     let count = |b: &[u8]| crate::tokens::count_bytes(b);
-    let now = now_ms();
+    // The demo's calls play over three minutes that have just passed, so a `sqz stats` run on
+    // a kept store right after counts every one of them.
+    let now = now_ms() - 190_000;
 
     step(
         1,
@@ -39,8 +51,10 @@ fn walk_through(store: &mut Store, env: &Env) {
 
     step(
         2,
-        "the same command again: the output is unchanged, so a reference goes out",
+        "the same command three minutes later: the output is unchanged, so a reference goes out",
     );
+    // Past the two-minute regret window, so the stats count no quick re-run.
+    let now = now + 180_000;
     let again = serve("cargo test", TEST_RUN, Some(store), false, env, now + 1000);
     show(&again.stdout, again.header.as_deref());
 
@@ -94,10 +108,8 @@ fn walk_through(store: &mut Store, env: &Env) {
         5,
         &format!("sqz expand {}: the original comes back", first.hash),
     );
-    let restored = store
-        .original(&first.hash)
-        .ok()
-        .flatten()
+    let restored = crate::serve::expand::lookup(store, &first.hash, now + 3500)
+        .map(|(_, bytes)| bytes)
         .unwrap_or_default();
     let same = restored == TEST_RUN;
     println!(
@@ -106,18 +118,30 @@ fn walk_through(store: &mut Store, env: &Env) {
         if same { "yes" } else { "NO" }
     );
 
-    step(6, "what this session saved");
-    if let Ok(rows) = store.totals_by_kind() {
-        let (mut tin, mut tout) = (0, 0);
-        for (kind, calls, a, b) in rows {
-            println!("  {kind:<10} {calls:>3} calls  {a:>6} → {b:>5} tokens");
-            tin += a;
-            tout += b;
+    step(6, "what this session saved: sqz stats --breakdown on the demo's store");
+    if let Ok(rows) = store.events_since(0) {
+        // Two days when the demo ran across midnight (UTC), so every call is counted.
+        let start = now - 180_000;
+        let end = now + 4000;
+        let days = if crate::report::date(start) == crate::report::date(end) {
+            1
+        } else {
+            2
+        };
+        let scope = crate::report::Scope {
+            days,
+            now: end,
+            window_secs: env.regret_window_secs,
+            project: None,
+        };
+        let report = crate::report::build(&rows, &scope);
+        let view = crate::report::text::StatsView {
+            breakdown: true,
+            price: None,
+        };
+        for line in crate::report::text::stats(&report, &view).lines() {
+            println!("  {line}");
         }
-        println!(
-            "  total            {tin:>6} → {tout:>5} tokens ({}% saved)",
-            if tin > 0 { (tin - tout) * 100 / tin } else { 0 }
-        );
     }
 }
 

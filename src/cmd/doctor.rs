@@ -33,6 +33,10 @@ pub fn run(global: bool, fix: bool, env: &Env) -> Result<u8> {
         Some(at) => format!("last compression: {}\n", ago(at)),
         None => "last compression: none recorded\n".into(),
     });
+    if let Some(line) = super::report::last_day_line(env) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     super::io::write_stdout(out.as_bytes());
     let broken = doctor.rows.iter().any(|r| !r.fix.is_empty());
     if !fix || !broken {

@@ -12,6 +12,7 @@ mod init;
 mod io;
 mod manage;
 mod recall;
+mod report;
 mod resume;
 
 use crate::cli::Command;
@@ -29,7 +30,9 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
         Command::Pin { hash, pinned } => manage::pin(&hash, pinned, env),
         Command::Forget { hash } => manage::forget(&hash, env),
         Command::Reset { all } => manage::reset(all, env),
-        Command::Demo => demo::run(),
+        Command::Demo { keep } => demo::run(keep),
+        Command::Stats(args) => report::stats(&args, env),
+        Command::Gain(args) => report::gain(&args, env),
         Command::Discover(args) => discover::run(&args, env),
         Command::Hook { client } => hook::run(&client, env),
         Command::Resume => Ok(resume::run(env)),

@@ -436,21 +436,24 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         let pieces = folded.unwrap_or_else(all_kept);
         let pieces = blocks::point_back(&doc, &pieces).unwrap_or(pieces);
         let pieces = table::tabulate(&doc, &pieces, |n| tabulable(doc.lines[n])).unwrap_or(pieces);
+        let by_template = pieces
+            .iter()
+            .any(|p| matches!(p, doc::Piece::Like { .. } | doc::Piece::Table { .. }));
         Some(pieces)
             .filter(|pieces| pieces.iter().any(|p| !matches!(p, doc::Piece::Keep(_))))
-            .map(|pieces| render(&pieces))
+            .map(|pieces| (render(&pieces), by_template))
     };
     let (served, kind) = match (by_formatter, by_generic) {
         (Some(by_formatter), Some(by_generic)) => {
             // A formatter that saves less than the generic pipeline gives way to it.
-            if tokens::count(&by_generic) < tokens::count(&by_formatter) {
-                (by_generic, Kind::Generic)
+            if tokens::count(&by_generic.0) < tokens::count(&by_formatter) {
+                (by_generic.0, generic_kind(by_generic.1))
             } else {
                 (by_formatter, Kind::Formatter)
             }
         }
         (Some(served), None) => (served, Kind::Formatter),
-        (None, Some(served)) => (served, Kind::Generic),
+        (None, Some((served, by_template))) => (served, generic_kind(by_template)),
         (None, None) if trace => return Shaped::Untouchable,
         (None, None) => match pipeline::shorten_rules(agent_text) {
             std::borrow::Cow::Owned(shorter) => return Shaped::Changed(shorter, Kind::Generic),
@@ -467,6 +470,16 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         return Shaped::Unchanged;
     }
     Shaped::Changed(served, kind)
+}
+
+/// What the generic pipeline's result counts as in the stats: a template fold when it folded
+/// lines by template or wrote value tables, plain generic otherwise.
+fn generic_kind(by_template: bool) -> Kind {
+    if by_template {
+        Kind::Template
+    } else {
+        Kind::Generic
+    }
 }
 
 /// `[sqz] OUT/IN tokens (-P%) · sqz expand HASH`; without a hash when nothing was stored.

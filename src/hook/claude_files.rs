@@ -174,7 +174,7 @@ fn listing(tool: &str, input: &Value, response: &Value, backend: &mut dyn Backen
         EventKind::Delta => {
             format!("[sqz] changed since an earlier answer: apply the delta to it\n{out}")
         }
-        EventKind::Formatter | EventKind::Generic => out.to_string(),
+        EventKind::Formatter | EventKind::Generic | EventKind::Template => out.to_string(),
         _ => return Answer::unchanged(),
     };
     if stand_in.len() >= text.len() {

@@ -3,7 +3,7 @@
 
 use crate::doc::reference;
 use crate::error::Error;
-use crate::store::{EventKind, Resolved, Store};
+use crate::store::{EventKind, Record, Resolved, Store};
 
 /// The message for a reference that does not parse.
 pub fn malformed(input: &str) -> Error {
@@ -49,7 +49,23 @@ pub fn lookup(store: &mut Store, input: &str, now: i64) -> Result<(String, Vec<u
             }
         },
     };
-    let _ = store.record_event(now, input.trim(), EventKind::Expand, Some(&hash));
+    // The expand is laid to the family of the call that served the entry.
+    let family = match store.entry_label(&hash) {
+        Ok(Some(label)) => crate::doc::label::Label::parse(&label).family(),
+        _ => "unknown".to_string(),
+    };
+    let _ = store.record_event(&Record {
+        now,
+        label: input.trim(),
+        family: &family,
+        project: None,
+        kind: EventKind::Expand,
+        tokens_in: 0,
+        tokens_out: 0,
+        hash: Some(&hash),
+        entry: None,
+        touch: None,
+    });
     Ok((hash, bytes))
 }
 

@@ -114,9 +114,12 @@ pub fn compress(
     let needs_store = outcome.store_entry || outcome.touch.is_some();
     let written = match store {
         Some(store) => {
+            let family = crate::doc::label::Label::parse(label).family();
             let record = Record {
                 now,
                 label,
+                family: &family,
+                project: env.project.as_deref(),
                 kind: outcome.kind,
                 tokens_in: outcome.tokens_in,
                 tokens_out: outcome.tokens_out,

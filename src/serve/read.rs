@@ -77,9 +77,12 @@ pub fn serve(store: Option<&mut Store>, env: &Env, now: i64, item: &Lossless) ->
     };
     // A delta's reader holds the new text once it applies it: later reads may refer to it.
     let new_entry = matches!(shown, Shown::Whole | Shown::Delta(_));
+    let family = crate::doc::label::Label::parse(item.label).family();
     let record = Record {
         now,
         label: item.label,
+        family: &family,
+        project: env.project.as_deref(),
         kind,
         tokens_in,
         tokens_out,
@@ -118,6 +121,8 @@ pub fn record_written(store: Option<&mut Store>, env: &Env, now: i64, path: &str
     let record = Record {
         now,
         label: &label,
+        family: "wrote",
+        project: env.project.as_deref(),
         kind: EventKind::Wrote,
         tokens_in: 0,
         tokens_out: 0,

@@ -88,8 +88,10 @@ pub enum EventKind {
     Fresh,
     /// A formatter's result.
     Formatter,
-    /// The generic pipeline's result (JSON compaction, folded runs).
+    /// The generic pipeline's result (JSON compaction, runs of repeated lines, back-references).
     Generic,
+    /// The generic pipeline's result where lines of one template folded or became value tables.
+    Template,
     /// An exact repeat, sent as `§ref:HASH§`.
     Ref,
     /// Lines of an earlier output, sent as `§ref:HASH:La-b§`.
@@ -108,10 +110,11 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 10] = [
+    pub const ALL: [EventKind; 11] = [
         EventKind::Fresh,
         EventKind::Formatter,
         EventKind::Generic,
+        EventKind::Template,
         EventKind::Ref,
         EventKind::Slice,
         EventKind::Delta,
@@ -127,6 +130,7 @@ impl EventKind {
             EventKind::Fresh => "fresh",
             EventKind::Formatter => "formatter",
             EventKind::Generic => "generic",
+            EventKind::Template => "template",
             EventKind::Ref => "ref",
             EventKind::Slice => "slice",
             EventKind::Delta => "delta",
@@ -147,6 +151,10 @@ impl EventKind {
 pub struct Record<'a> {
     pub now: i64,
     pub label: &'a str,
+    /// The command family the reports group by (`cargo test`).
+    pub family: &'a str,
+    /// The working directory of the call, if known.
+    pub project: Option<&'a str>,
     pub kind: EventKind,
     pub tokens_in: usize,
     pub tokens_out: usize,
@@ -155,6 +163,19 @@ pub struct Record<'a> {
     pub entry: Option<EntryWrite<'a>>,
     /// Mark this already stored entry as served now (a reference to it was sent).
     pub touch: Option<&'a str>,
+}
+
+/// One event row as the reports read it.
+pub struct EventRow {
+    pub at: i64,
+    pub label: String,
+    /// `None` on rows written before the store had the column.
+    pub family: Option<String>,
+    pub kind: String,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub hash: Option<String>,
+    pub project: Option<String>,
 }
 
 /// A stored entry as `recent_entries` lists it.
@@ -411,8 +432,18 @@ impl Store {
             .map_err(err)?;
         }
         tx.execute(
-            "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-            params![rec.now, rec.label, rec.kind.as_str(), rec.tokens_in as i64, rec.tokens_out as i64, rec.hash],
+            "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash, family, project)
+             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                rec.now,
+                rec.label,
+                rec.kind.as_str(),
+                rec.tokens_in as i64,
+                rec.tokens_out as i64,
+                rec.hash,
+                rec.family,
+                rec.project
+            ],
         )
         .map_err(err)?;
         if let (Some(_), Some(hash)) = (&rec.entry, rec.hash) {
@@ -439,20 +470,53 @@ impl Store {
         }
     }
 
-    /// Records one event outside a compression call (an expand, a pin).
-    pub fn record_event(
-        &mut self,
-        now: i64,
-        label: &str,
-        kind: EventKind,
-        hash: Option<&str>,
-    ) -> Result<()> {
+    /// Records one event outside a compression call (an expand). `family` is that of the call
+    /// that served what is expanded, so the reports can blame that call.
+    pub fn record_event(&mut self, rec: &Record) -> Result<()> {
         self.conn
             .execute(
-                "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash) VALUES(?1, ?2, ?3, 0, 0, ?4)",
-                params![now, label, kind.as_str(), hash],
+                "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash, family, project)
+                 VALUES(?1, ?2, ?3, 0, 0, ?4, ?5, ?6)",
+                params![rec.now, rec.label, rec.kind.as_str(), rec.hash, rec.family, rec.project],
             )
             .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The label of the stored entry `hash`, if there is one.
+    pub fn entry_label(&self, hash: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT label FROM entries WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The event rows from `since` (unix ms) on, oldest first: what the reports count.
+    pub fn events_since(&self, since: i64) -> Result<Vec<EventRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT at, label, family, kind, tokens_in, tokens_out, hash, project
+                 FROM events WHERE at >= ?1 ORDER BY at, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([since], |r| {
+                Ok(EventRow {
+                    at: r.get(0)?,
+                    label: r.get(1)?,
+                    family: r.get(2)?,
+                    kind: r.get(3)?,
+                    tokens_in: r.get(4)?,
+                    tokens_out: r.get(5)?,
+                    hash: r.get(6)?,
+                    project: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
 
@@ -749,7 +813,8 @@ fn move_aside(path: &Path, now: i64) -> std::io::Result<PathBuf> {
     Ok(aside)
 }
 
-/// Deletes least recently served unpinned entries while the pages in use exceed the ceiling.
+/// Deletes least recently served unpinned entries while the pages in use exceed the ceiling, then,
+/// if that is not enough, the oldest event rows.
 fn evict_over_ceiling(conn: &Connection, max_bytes: u64, keep: &str) -> rusqlite::Result<()> {
     loop {
         let used: i64 = conn.query_row(
@@ -770,6 +835,14 @@ fn evict_over_ceiling(conn: &Connection, max_bytes: u64, keep: &str) -> rusqlite
         if conn.execute(
             &format!("DELETE FROM entries WHERE rowid IN ({victims})"),
             [keep],
+        )? > 0
+        {
+            continue;
+        }
+        // No entry left to evict: the event rows count against the ceiling too, oldest first.
+        if conn.execute(
+            "DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY at LIMIT 1000)",
+            [],
         )? == 0
         {
             return Ok(());
@@ -825,6 +898,8 @@ mod tests {
         let rec = Record {
             now,
             label: "test",
+            family: "test",
+            project: None,
             kind: EventKind::Fresh,
             tokens_in: 1,
             tokens_out: 1,
@@ -871,6 +946,45 @@ mod tests {
             store.original(&format!("{:016x}", 0)).unwrap().is_none(),
             "oldest evicted"
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn event_rows_count_against_the_ceiling_once_no_entry_is_left() {
+        let (dir, mut store) = temp("evict-events");
+        let roomy = Limits {
+            max_bytes: 1 << 30,
+            retention_ms: i64::MAX / 2,
+        };
+        // Some 40,000 event rows with long labels: several MB of history.
+        let label = "x".repeat(200);
+        for n in 0..40_000i64 {
+            store
+                .record_event(&Record {
+                    now: n,
+                    label: &label,
+                    family: "test",
+                    project: None,
+                    kind: EventKind::Expand,
+                    tokens_in: 0,
+                    tokens_out: 0,
+                    hash: None,
+                    entry: None,
+                    touch: None,
+                })
+                .unwrap();
+        }
+        let tight = Limits {
+            max_bytes: 2 << 20,
+            ..roomy
+        };
+        put(&mut store, "00000000000000bb", b"new output", 50_000, tight);
+        let left = store.events_since(0).unwrap();
+        assert!(left.len() < 20_000, "{} event rows left", left.len());
+        // The oldest went first, and the call that was just recorded stays.
+        assert!(left.first().unwrap().at > 10_000);
+        assert_eq!(left.last().unwrap().at, 50_000);
+        assert!(store.original("00000000000000bb").unwrap().is_some());
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -3,9 +3,9 @@
 
 use rusqlite::Connection;
 
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     r#"
 CREATE TABLE entries (
     hash           TEXT PRIMARY KEY,     -- first 16 hex digits of the SHA-256 of the original
@@ -27,7 +27,7 @@ CREATE TABLE events (
     id         INTEGER PRIMARY KEY,
     at         INTEGER NOT NULL,         -- unix milliseconds
     label      TEXT NOT NULL,
-    kind       TEXT NOT NULL,            -- fresh, formatter, generic, ref, slice, passthrough, safe, expand
+    kind       TEXT NOT NULL,            -- fresh, formatter, generic, ref, slice, passthrough, safe, expand (template, delta, wrote: see EventKind)
     tokens_in  INTEGER NOT NULL,
     tokens_out INTEGER NOT NULL,
     hash       TEXT
@@ -42,6 +42,13 @@ CREATE VIRTUAL TABLE served_fts USING fts5(body, tokenize = 'unicode61');
     r#"
 -- SimHash of the served text's lines, for finding the base of a delta (MCP file reads).
 ALTER TABLE entries ADD COLUMN simhash INTEGER;
+"#,
+    r#"
+-- What the reports group by: the command family (`cargo test`, `git status`) and the working
+-- directory of the call. Rows from before this step have neither; reports derive the family
+-- from the label.
+ALTER TABLE events ADD COLUMN family TEXT;
+ALTER TABLE events ADD COLUMN project TEXT;
 "#,
 ];
 
