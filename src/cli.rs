@@ -29,6 +29,7 @@ pub enum Command {
     },
     Stats(Stats),
     Gain(Gain),
+    HttpProxy(HttpProxy),
     Hook {
         client: String,
     },
@@ -69,6 +70,13 @@ pub struct Stats {
     pub project: Option<PathBuf>,
     /// US dollars per million input tokens, if given.
     pub price: Option<f64>,
+}
+
+/// The flags of `sqz proxy`.
+pub struct HttpProxy {
+    pub port: u16,
+    pub upstream: Option<String>,
+    pub max_body_mb: usize,
 }
 
 /// The flags of `sqz gain`.
@@ -388,6 +396,22 @@ static DEMO: CommandSpec = CommandSpec {
     )],
 };
 
+static HTTP_PROXY: CommandSpec = CommandSpec {
+    name: "proxy",
+    args: "",
+    summary: "Compress the tool results in OpenAI, Anthropic and Google request bodies on 127.0.0.1.",
+    about: "POST a body to /v1/chat/completions, /v1/responses, /v1/messages or\n/v1beta/models/M:generateContent and get {\"compressed_body\": …, \"original_tokens\", …} back,\nor with --upstream have it forwarded and the answer streamed back. Only tool results\nchange; each is sent the same way on every turn, so prompt caches keep hitting. GET\n/health answers {\"status\":\"ok\"}.",
+    flags: &[
+        Flag::with_value("port", "N", "the port on 127.0.0.1 (default 8080; 0 picks a free one)").with_short('p'),
+        Flag::with_value(
+            "upstream",
+            "URL",
+            "forward to this plain-HTTP base URL (a local gateway that holds TLS and keys)",
+        ),
+        Flag::with_value("max-body-mb", "N", "larger bodies get 413 (default 32)"),
+    ],
+};
+
 static STATS: CommandSpec = CommandSpec {
     name: "stats",
     args: "",
@@ -396,9 +420,19 @@ static STATS: CommandSpec = CommandSpec {
 quick re-runs (the same output again within SQZ_REGRET_WINDOW_SECS of being served
 compressed) and expands, each as a share of calls. Days are UTC.",
     flags: &[
-        Flag::switch("breakdown", "every command family, every kind, and regret per command"),
-        Flag::switch("cost", "add dollars saved: an estimate, each saved token priced once at --price"),
-        Flag::with_value("price", "USD", "dollars per million input tokens for --cost (default 3.00)"),
+        Flag::switch(
+            "breakdown",
+            "every command family, every kind, and regret per command",
+        ),
+        Flag::switch(
+            "cost",
+            "add dollars saved: an estimate, each saved token priced once at --price",
+        ),
+        Flag::with_value(
+            "price",
+            "USD",
+            "dollars per million input tokens for --cost (default 3.00)",
+        ),
         Flag::switch("json", "print the report as JSON (schema in the README)"),
         Flag::with_value("days", "N", "the last N days, today included (default 30)"),
         Flag::with_value("project", "DIR", "only calls made in DIR or below it"),
@@ -446,6 +480,7 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &DOCTOR,
     &MCP,
     &MCP_PROXY,
+    &HTTP_PROXY,
     &STATS,
     &GAIN,
     &DISCOVER,
@@ -550,6 +585,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, lexopt
         "doctor" => parse_doctor(p),
         "demo" => parse_demo(p),
         "stats" => parse_stats(p),
+        "proxy" => parse_http_proxy(p),
         "gain" => parse_gain(p),
         "discover" => parse_discover(p),
         "mcp" => parse_mcp(p),
@@ -635,6 +671,31 @@ fn parse_stats(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         }
     }
     Ok(Command::Stats(s))
+}
+
+fn parse_http_proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut h = HttpProxy {
+        port: 8080,
+        upstream: None,
+        max_body_mb: 32,
+    };
+    while let Some(token) = next(parser, &HTTP_PROXY)? {
+        match token {
+            Token::Help => return Ok(help_for(&HTTP_PROXY)),
+            Token::Valued("port", port) => h.port = port.parse()?,
+            Token::Valued("upstream", url) => h.upstream = Some(url.string()?),
+            Token::Valued("max-body-mb", n) => {
+                h.max_body_mb = n.parse()?;
+                if h.max_body_mb == 0 {
+                    return Err(lexopt::Error::Custom(
+                        "--max-body-mb must be 1 or more".into(),
+                    ));
+                }
+            }
+            other => return Err(other.unexpected()),
+        }
+    }
+    Ok(Command::HttpProxy(h))
 }
 
 fn parse_gain(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {

@@ -15,19 +15,19 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["setup"],
     &["hook"],
-    &["mcp"],
+    &["mcp", "proxy"],
     &["serve"],
     &["env"],
     &["engine"],
     &["fmt"],
     &["doc"],
     &["store"],
-    &["json", "tokens", "text", "error", "fault", "clock"],
+    &["json", "tokens", "text", "error", "fault", "clock", "http"],
 ];
 
 /// Modules that may read the clock and the process's stdin and stdout: the commands, and the
 /// MCP transports that serve one request after another for the life of the process.
-const FRONT_ENDS: &[&str] = &["cmd", "mcp"];
+const FRONT_ENDS: &[&str] = &["cmd", "mcp", "proxy"];
 
 fn rank(module: &str) -> usize {
     LAYERS

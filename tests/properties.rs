@@ -572,3 +572,34 @@ fn value_tables_rebuild_exactly_the_lines_they_stand_for() {
     let tabled = TABLED.load(std::sync::atomic::Ordering::Relaxed);
     assert!(tabled > 10, "only {tabled} outputs held a table");
 }
+
+/// Regression: a test run with a stack trace is never stored, so its colour codes stay; a
+/// lone escape byte had been stripped from what went out, which then no longer read back.
+#[test]
+fn an_unstored_test_run_reads_back_escape_bytes_and_all() {
+    let mut input = b"\x1b\n".to_vec();
+    for k in [1, 1, 1, 2] {
+        input.extend_from_slice(
+            format!(
+                "src/main{} In function \u{2018}main\u{2019}: token:\u{e9}\x01\n",
+                k as u8 as char
+            )
+            .as_bytes(),
+        );
+    }
+    input.extend_from_slice(b" at :0:0\n at :0:0\n at :0:0");
+    let mut t = temp_store();
+    let served = serve(
+        "cargo test",
+        &input,
+        Some(&mut t.store),
+        false,
+        &env(),
+        1_000,
+    );
+    let text = String::from_utf8(served.stdout).expect("UTF-8");
+    assert_eq!(
+        sqz::engine::table::rebuild(&text).map(String::into_bytes),
+        Some(input)
+    );
+}

@@ -34,7 +34,10 @@ fn paid(run: &Run, input: &[u8]) -> (u64, u64) {
         .and_then(|(out, inp)| Some((out.parse::<u64>().ok()?, inp.parse::<u64>().ok()?)));
     match figures {
         Some((out, inp)) => {
-            assert_eq!(inp, tokens_in, "the header counts the input as sqz tokens does");
+            assert_eq!(
+                inp, tokens_in,
+                "the header counts the input as sqz tokens does"
+            );
             (inp, out + count(header))
         }
         None => (
@@ -55,9 +58,12 @@ fn stats_json(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
 fn number(v: &Value, path: &[&str]) -> u64 {
     let mut at = v;
     for key in path {
-        at = at.get(key).unwrap_or_else(|| panic!("no {key} in {path:?}"));
+        at = at
+            .get(key)
+            .unwrap_or_else(|| panic!("no {key} in {path:?}"));
     }
-    at.as_u64().unwrap_or_else(|| panic!("{path:?} is not a count"))
+    at.as_u64()
+        .unwrap_or_else(|| panic!("{path:?} is not a count"))
 }
 
 fn kind_calls(v: &Value, kind: &str) -> u64 {
@@ -76,8 +82,11 @@ fn kind_calls(v: &Value, kind: &str) -> u64 {
 /// from the rows, and the calls themselves take milliseconds.
 fn shift(db: &Path, which: &str, by_ms: i64) {
     let conn = rusqlite::Connection::open(db).expect("open store");
-    conn.execute(&format!("UPDATE events SET at = at + ?1 WHERE {which}"), [by_ms])
-        .expect("shift events");
+    conn.execute(
+        &format!("UPDATE events SET at = at + ?1 WHERE {which}"),
+        [by_ms],
+    )
+    .expect("shift events");
 }
 
 #[test]
@@ -130,7 +139,10 @@ fn a_scripted_session_gives_exactly_its_stats() {
     assert_eq!(number(&v, &["regret", "quick_reruns"]), 1);
     assert_eq!(number(&v, &["regret", "expands"]), 1);
     assert_eq!(number(&v, &["regret", "window_secs"]), 120);
-    let families = v.get("families").and_then(Value::as_array).expect("families");
+    let families = v
+        .get("families")
+        .and_then(Value::as_array)
+        .expect("families");
     let cargo = families
         .iter()
         .find(|f| f.get("family").and_then(Value::as_str) == Some("cargo test"))
@@ -180,7 +192,11 @@ fn stats_for_a_project_count_only_its_calls() {
             .expect("run sqz");
         assert!(out.success());
     };
-    run_in(&app.join("src"), "cargo test", &fixture("cargo-test-failing"));
+    run_in(
+        &app.join("src"),
+        "cargo test",
+        &fixture("cargo-test-failing"),
+    );
     run_in(&other, "git status", &fixture("git-status-long"));
     let v = stats_json(&db, &["--project", app.to_str().unwrap()], &[]);
     assert_eq!(number(&v, &["total", "calls"]), 1);
@@ -226,9 +242,13 @@ fn gain_draws_one_bar_a_day_empty_days_included_and_no_colour_off_a_terminal() {
 /// Runs `sqz gain` on a pseudo-terminal (util-linux `script`) and returns what it printed.
 fn gain_on_a_terminal(db: &Path, no_color: bool) -> String {
     let mut cmd = std::process::Command::new("script");
-    cmd.args(["-qec", &format!("{} gain --days 7", bin().display()), "/dev/null"])
-        .env("SQZ_DB_PATH", db)
-        .env("COLUMNS", "100");
+    cmd.args([
+        "-qec",
+        &format!("{} gain --days 7", bin().display()),
+        "/dev/null",
+    ])
+    .env("SQZ_DB_PATH", db)
+    .env("COLUMNS", "100");
     if no_color {
         cmd.env("NO_COLOR", "1");
     } else {
@@ -289,7 +309,11 @@ fn the_html_report_renders_in_chromium_with_one_bar_a_day() {
             .arg(&url)
             .output()
             .expect("chromium (Debian package chromium) on PATH");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         (
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -301,6 +325,10 @@ fn the_html_report_renders_in_chromium_with_one_bar_a_day() {
     assert!(!log.contains("CONSOLE"), "console output: {log}");
     let (dom, log) = chromium(&["--dump-dom"]);
     assert!(!log.contains("CONSOLE"), "console output: {log}");
-    assert_eq!(dom.matches("<rect class=\"bar\"").count(), 14, "one bar a day");
+    assert_eq!(
+        dom.matches("<rect class=\"bar\"").count(),
+        14,
+        "one bar a day"
+    );
     assert!(dom.contains("By command") && dom.contains("Regret signals"));
 }

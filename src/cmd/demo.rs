@@ -118,7 +118,10 @@ fn walk_through(store: &mut Store, env: &Env) {
         if same { "yes" } else { "NO" }
     );
 
-    step(6, "what this session saved: sqz stats --breakdown on the demo's store");
+    step(
+        6,
+        "what this session saved: sqz stats --breakdown on the demo's store",
+    );
     if let Ok(rows) = store.events_since(0) {
         // Two days when the demo ran across midnight (UTC), so every call is counted.
         let start = now - 180_000;

@@ -33,6 +33,14 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
         Command::Demo { keep } => demo::run(keep),
         Command::Stats(args) => report::stats(&args, env),
         Command::Gain(args) => report::gain(&args, env),
+        Command::HttpProxy(args) => crate::proxy::run(
+            crate::proxy::Options {
+                port: args.port,
+                upstream: args.upstream,
+                max_body: args.max_body_mb.saturating_mul(1 << 20),
+            },
+            env,
+        ),
         Command::Discover(args) => discover::run(&args, env),
         Command::Hook { client } => hook::run(&client, env),
         Command::Resume => Ok(resume::run(env)),

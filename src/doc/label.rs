@@ -77,9 +77,37 @@ impl<'a> Label<'a> {
 /// Programs whose first argument names what they do (`git status`, `cargo test`): their family
 /// is the program and that subcommand.
 const SUBCOMMAND_TOOLS: &[&str] = &[
-    "apt", "apt-get", "brew", "bun", "bundle", "cargo", "composer", "deno", "docker", "dotnet",
-    "gh", "git", "go", "gradle", "gradlew", "helm", "kubectl", "mix", "mvn", "mvnw", "npm",
-    "pip", "pip3", "pnpm", "podman", "poetry", "rails", "rustup", "terraform", "uv", "yarn",
+    "apt",
+    "apt-get",
+    "brew",
+    "bun",
+    "bundle",
+    "cargo",
+    "composer",
+    "deno",
+    "docker",
+    "dotnet",
+    "gh",
+    "git",
+    "go",
+    "gradle",
+    "gradlew",
+    "helm",
+    "kubectl",
+    "mix",
+    "mvn",
+    "mvnw",
+    "npm",
+    "pip",
+    "pip3",
+    "pnpm",
+    "podman",
+    "poetry",
+    "rails",
+    "rustup",
+    "terraform",
+    "uv",
+    "yarn",
 ];
 
 /// Runners whose argument is the program that really runs (`npx vitest`, `uv run pytest`,
@@ -146,7 +174,12 @@ impl Label<'_> {
         match sub.filter(plain) {
             // `npm run build`: the script names what runs.
             Some("run") if matches!(program, "npm" | "pnpm" | "yarn" | "bun") => {
-                let script = args.iter().copied().skip_while(|a| *a != "run").nth(1).filter(plain);
+                let script = args
+                    .iter()
+                    .copied()
+                    .skip_while(|a| *a != "run")
+                    .nth(1)
+                    .filter(plain);
                 match script {
                     Some(script) => format!("{program} run {script}"),
                     None => format!("{program} run"),
@@ -165,7 +198,10 @@ mod tests {
     #[test]
     fn families_name_the_program_and_its_subcommand_and_nothing_else() {
         let family = |label: &str| Label::parse(label).family();
-        assert_eq!(family("cargo test --workspace 2>&1 | tail -30"), "cargo test");
+        assert_eq!(
+            family("cargo test --workspace 2>&1 | tail -30"),
+            "cargo test"
+        );
         assert_eq!(family("git -C repo status --short"), "git status");
         assert_eq!(family("RUST_LOG=debug sudo cargo build"), "cargo build");
         assert_eq!(family("npx vitest run"), "vitest");
@@ -181,7 +217,10 @@ mod tests {
         assert_eq!(family("/usr/bin/ls -la"), "ls");
         assert_eq!(family(""), "stdin");
         // A value never becomes part of the family.
-        assert_eq!(family("curl -H 'Authorization: Bearer abc' https://x"), "curl");
+        assert_eq!(
+            family("curl -H 'Authorization: Bearer abc' https://x"),
+            "curl"
+        );
         assert_eq!(family("git push https://user:pw@host/repo"), "git push");
         assert_eq!(family("kubectl --token=abc get pods"), "kubectl get");
         assert_eq!(family("gh --token Zx81kQ2mPq7 pr view"), "gh");

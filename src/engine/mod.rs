@@ -110,9 +110,12 @@ fn lossless_only(label: &str, text: &str, tables: bool) -> Option<String> {
     let tabled = tables
         .then(|| table::tabulate(&doc, pieces, |n| tabulable(doc.lines[n])))
         .flatten();
+    // What goes out must read back to the input exactly: checked, not assumed, so a line
+    // the document model shows differently (a lone escape byte) cannot slip through.
     tabled
         .or(pointed)
         .map(|pieces| doc::render(&doc, &pieces, ""))
+        .filter(|served| table::rebuild(served).as_deref() == Some(text))
 }
 
 /// Whether a line may go into a value table: not a fact, not indented (a trace's body, a
@@ -195,7 +198,9 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             }
         }
         Shaped::Unchanged => (None, Kind::Fresh),
-        Shaped::Untouchable => match lossless_only(label, &agent_text, true) {
+        // Nothing is stored, so colour stays as it came: the agent must be able to read the
+        // original back from what it sees.
+        Shaped::Untouchable => match lossless_only(label, raw_text, true) {
             Some(served) => return Outcome::unstored(input, served, escaped),
             None => return Outcome::passthrough(input, Kind::Safe, None),
         },

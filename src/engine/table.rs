@@ -358,7 +358,10 @@ pub fn rebuild(text: &str) -> Option<String> {
     let mut given: Vec<(usize, &str)> = Vec::new();
     let mut lines = body.split('\n');
     while let Some(line) = lines.next() {
-        if let Some(rest) = line.strip_prefix("[same ").and_then(|r| r.strip_suffix(']')) {
+        if let Some(rest) = line
+            .strip_prefix("[same ")
+            .and_then(|r| r.strip_suffix(']'))
+        {
             let (count, rest) = rest.split_once(" lines as lines ")?;
             let count: usize = count.parse().ok()?;
             let (first, rest) = rest.split_once('–')?;

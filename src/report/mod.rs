@@ -39,7 +39,9 @@ impl Scope {
             (None, _) => true,
             (Some(dir), Some(p)) => {
                 let dir = dir.trim_end_matches('/');
-                p == dir || p.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+                p == dir
+                    || p.strip_prefix(dir)
+                        .is_some_and(|rest| rest.starts_with('/'))
             }
             (Some(_), None) => false,
         }

@@ -82,12 +82,37 @@ pub fn compress(
     env: &Env,
     now: i64,
 ) -> Served {
+    compress_with(label, body, store, !no_cache, !no_cache, env, now)
+}
+
+/// `compress` with the original stored but no reference, slice or delta to anything served
+/// before: the result depends on the output alone, as the HTTP proxy needs to send a block
+/// byte for byte the same on every turn.
+pub fn compress_unreferenced(
+    label: &str,
+    body: &[u8],
+    store: Option<&mut Store>,
+    env: &Env,
+    now: i64,
+) -> Served {
+    compress_with(label, body, store, true, false, env, now)
+}
+
+fn compress_with(
+    label: &str,
+    body: &[u8],
+    store: Option<&mut Store>,
+    stored: bool,
+    dedup: bool,
+    env: &Env,
+    now: i64,
+) -> Served {
     let settings = Settings {
         now,
         ttl_ms: env.ttl_ms(),
-        dedup: !no_cache,
+        dedup,
     };
-    let engine_store = if no_cache { None } else { store.as_deref() };
+    let engine_store = if stored { store.as_deref() } else { None };
     // A panic must not reach the agent as a failed command: the original output goes out. The
     // process's panic hook (set once, in main) stays as it is.
     let outcome = crate::fault::catch(|| engine::compress(label, body, engine_store, settings));

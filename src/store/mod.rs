@@ -477,7 +477,14 @@ impl Store {
             .execute(
                 "INSERT INTO events(at, label, kind, tokens_in, tokens_out, hash, family, project)
                  VALUES(?1, ?2, ?3, 0, 0, ?4, ?5, ?6)",
-                params![rec.now, rec.label, rec.kind.as_str(), rec.hash, rec.family, rec.project],
+                params![
+                    rec.now,
+                    rec.label,
+                    rec.kind.as_str(),
+                    rec.hash,
+                    rec.family,
+                    rec.project
+                ],
             )
             .map(drop)
             .map_err(|e| self.err(e))
