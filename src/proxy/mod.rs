@@ -224,6 +224,12 @@ fn connection(
                 respond(&mut writer, 200, kind, &request.body)?;
             }
         }
+        if request
+            .header("connection")
+            .is_some_and(|c| c.eq_ignore_ascii_case("close"))
+        {
+            return Ok(());
+        }
     }
 }
 
@@ -345,8 +351,9 @@ impl State {
         if !out.ends_with('\n') {
             out.push('\n');
         }
+        // The engine's net-win gate has already priced the header in.
         out.push_str(&header);
-        (crate::tokens::count(&out) < crate::tokens::count(block.text)).then_some(out)
+        Some(out)
     }
 }
 

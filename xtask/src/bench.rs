@@ -199,6 +199,14 @@ pub fn run(root: &Path) -> Result<(), String> {
         3.0,
     ));
 
+    let (proxy, alone) = proxy_request(&bin, &scratch, &corpus)?;
+    rows.push(Row {
+        what: "proxy, 1 MB Anthropic request".into(),
+        budget: format!("< 3× compress, a call per result ({:.0} ms)", 3.0 * ms(alone)),
+        measured: format!("{:.2} ms", ms(proxy)),
+        ok: Some(proxy < alone * 3),
+    });
+
     println!(
         "{:<48} {:<34} {:<20} verdict",
         "budget (SPEC §12)", "limit", "median"
@@ -398,4 +406,93 @@ fn json_document(size: usize) -> Vec<u8> {
     }
     s.push_str("\n  ],\n  \"kind\": \"List\"\n}\n");
     s.into_bytes()
+}
+
+/// `sqz proxy` on a 1 MB Anthropic Messages body whose tool results are real fixture outputs,
+/// against `sqz compress` run on each of the same tool results: the medians of both.
+fn proxy_request(bin: &Path, scratch: &Scratch, corpus: &[u8]) -> Result<(Duration, Duration), String> {
+    use std::io::{BufRead, BufReader, Read};
+    let text = String::from_utf8_lossy(corpus);
+    // Tool results of about 8 KB, cut at line ends, up to 1 MB in all.
+    let mut results: Vec<&str> = Vec::new();
+    let mut rest: &str = &text;
+    let mut total = 0;
+    while total < (1 << 20) && !rest.is_empty() {
+        let cut = rest
+            .char_indices()
+            .skip(8 * 1024)
+            .find(|(_, c)| *c == '\n')
+            .map_or(rest.len(), |(i, _)| i + 1);
+        results.push(&rest[..cut]);
+        total += cut;
+        rest = &rest[cut..];
+    }
+    let body = |tag: u64| -> String {
+        let mut messages = Vec::new();
+        for (k, r) in results.iter().enumerate() {
+            let mut output = String::new();
+            sqz::json::write_string(&mut output, &format!("run {tag}\n{r}"));
+            messages.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"t{k}","name":"bash","input":{{"command":"make"}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{k}","content":{output}}}]}}"#
+            ));
+        }
+        format!(r#"{{"model":"m","max_tokens":1024,"messages":[{}]}}"#, messages.join(","))
+    };
+    let mut child = Command::new(bin)
+        .args(["proxy", "--port", "0"])
+        .env("SQZ_DB_PATH", scratch.dir.join("proxy.db"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start sqz proxy: {e}"))?;
+    let mut line = String::new();
+    let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr")?);
+    stderr.read_line(&mut line).map_err(|e| e.to_string())?;
+    let port: u16 = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim().parse().ok())
+        .ok_or_else(|| format!("no port in {line:?}"))?;
+    let mut walls = Vec::new();
+    for run in 0..7 {
+        let payload = body(run);
+        let start = Instant::now();
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+        write!(
+            stream,
+            "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            payload.len()
+        )
+        .and_then(|()| stream.write_all(payload.as_bytes()))
+        .map_err(|e| e.to_string())?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).map_err(|e| e.to_string())?;
+        walls.push(start.elapsed());
+        if !answer.starts_with(b"HTTP/1.1 200") {
+            return Err("the proxy did not answer 200".into());
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // The same tool results through `sqz compress`, one call each, as the shell hook would
+    // compress them: the sum over one request's results, median of 3.
+    let alone = median(
+        (0..3)
+            .map(|run| {
+                results
+                    .iter()
+                    .map(|r| {
+                        let input = format!("run {run}\n{r}").into_bytes();
+                        let mut c = Command::new(bin);
+                        c.args(["compress", "--cmd", "make"])
+                            .env("SQZ_DB_PATH", scratch.dir.join("alone.db"))
+                            .env("SQZ_QUIET", "1");
+                        run_once(&mut c, &input).wall
+                    })
+                    .sum()
+            })
+            .collect(),
+    );
+    Ok((median(walls), alone))
 }
