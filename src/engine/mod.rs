@@ -115,7 +115,7 @@ fn lossless_only(label: &str, text: &str, tables: bool) -> Option<String> {
     tabled
         .or(pointed)
         .map(|pieces| doc::render(&doc, &pieces, ""))
-        .filter(|served| table::rebuild(served).as_deref() == Some(text))
+        .filter(|served| table::reads_back(served, text))
 }
 
 /// Whether a line may go into a value table: not a fact, not indented (a trace's body, a

@@ -348,13 +348,75 @@ fn pays(template: &str, piece: &Piece) -> bool {
     cost + 2 < hidden
 }
 
+/// Where read-back lines go: collected, or compared with the original as they come.
+trait Sink {
+    /// Takes the next line; `None` stops the reading (a line that differs).
+    fn push(&mut self, line: &str) -> Option<()>;
+    /// Line `n` (0-based) of what was read back so far.
+    fn earlier(&self, n: usize) -> Option<String>;
+}
+
+struct Collect(Vec<String>);
+
+impl Sink for Collect {
+    fn push(&mut self, line: &str) -> Option<()> {
+        self.0.push(line.to_string());
+        Some(())
+    }
+
+    fn earlier(&self, n: usize) -> Option<String> {
+        self.0.get(n).cloned()
+    }
+}
+
+/// Compares with the original's lines without building the read-back text: a line read back
+/// so far equals the original's, so an earlier line is the original's.
+struct Check<'a> {
+    lines: Vec<&'a str>,
+    at: usize,
+}
+
+impl Sink for Check<'_> {
+    fn push(&mut self, line: &str) -> Option<()> {
+        (self.lines.get(self.at) == Some(&line)).then(|| self.at += 1)
+    }
+
+    fn earlier(&self, n: usize) -> Option<String> {
+        (n < self.at).then(|| self.lines[n].to_string())
+    }
+}
+
 /// `text` as an agent reads it back: every value table turned into the lines it stands for,
 /// and every repeated block (`[same N lines as lines A–B above, except: …]`) into its copy of
 /// the earlier lines with the changed ones put in. The check that these stages lose nothing.
 /// `None` if a marker does not parse.
 pub fn rebuild(text: &str) -> Option<String> {
+    let mut out = Collect(Vec::new());
+    replay(text, &mut out)?;
+    let mut rebuilt = out.0.join("\n");
+    if text.ends_with('\n') {
+        rebuilt.push('\n');
+    }
+    Some(rebuilt)
+}
+
+/// Whether `served` reads back to exactly `original` (see [`rebuild`]), checked line by line
+/// without building the read-back text.
+pub fn reads_back(served: &str, original: &str) -> bool {
+    if served.ends_with('\n') != original.ends_with('\n') {
+        return false;
+    }
+    let body = original.strip_suffix('\n').unwrap_or(original);
+    let mut check = Check {
+        lines: body.split('\n').collect(),
+        at: 0,
+    };
+    replay(served, &mut check).is_some() && check.at == check.lines.len()
+}
+
+/// Reads `text` back into `out`, line by line.
+fn replay(text: &str, out: &mut impl Sink) -> Option<()> {
     let body = text.strip_suffix('\n').unwrap_or(text);
-    let mut out: Vec<String> = Vec::new();
     let mut given: Vec<(usize, &str)> = Vec::new();
     let mut lines = body.split('\n');
     while let Some(line) = lines.next() {
@@ -377,12 +439,12 @@ pub fn rebuild(text: &str) -> Option<String> {
                 None => Vec::new(),
             };
             for k in 0..count {
-                let copy = if except.contains(&k) {
-                    lines.next()?.to_string()
+                if except.contains(&k) {
+                    out.push(lines.next()?)?;
                 } else {
-                    out.get(first + k)?.clone()
-                };
-                out.push(copy);
+                    let copy = out.earlier(first + k)?;
+                    out.push(&copy)?;
+                }
             }
             continue;
         }
@@ -390,7 +452,7 @@ pub fn rebuild(text: &str) -> Option<String> {
             .strip_prefix('[')
             .filter(|h| h.ends_with(" each row below fills its {}:]"))
         else {
-            out.push(line.to_string());
+            out.push(line)?;
             continue;
         };
         let (count, rest) = rest.split_once(" lines ")?;
@@ -436,14 +498,10 @@ pub fn rebuild(text: &str) -> Option<String> {
                 }
                 row.push_str(after);
             }
-            out.push(row);
+            out.push(&row)?;
         }
     }
-    let mut rebuilt = out.join("\n");
-    if text.ends_with('\n') {
-        rebuilt.push('\n');
-    }
-    Some(rebuilt)
+    Some(())
 }
 
 #[cfg(test)]
@@ -482,6 +540,9 @@ mod tests {
             "{out}"
         );
         assert_eq!(rebuild(&out), text);
+        assert!(reads_back(&out, &text));
+        assert!(!reads_back(&out, &text.replacen("acme", "acmf", 1)));
+        assert!(!reads_back(&out, text.trim_end()));
         assert!(tokens::count(&out) * 3 < tokens::count(&text));
     }
 

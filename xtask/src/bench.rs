@@ -202,7 +202,10 @@ pub fn run(root: &Path) -> Result<(), String> {
     let (proxy, alone) = proxy_request(&bin, &scratch, &corpus)?;
     rows.push(Row {
         what: "proxy, 1 MB Anthropic request".into(),
-        budget: format!("< 3× compress, a call per result ({:.0} ms)", 3.0 * ms(alone)),
+        budget: format!(
+            "< 3× compress, a call per result ({:.0} ms)",
+            3.0 * ms(alone)
+        ),
         measured: format!("{:.2} ms", ms(proxy)),
         ok: Some(proxy < alone * 3),
     });
@@ -410,7 +413,11 @@ fn json_document(size: usize) -> Vec<u8> {
 
 /// `sqz proxy` on a 1 MB Anthropic Messages body whose tool results are real fixture outputs,
 /// against `sqz compress` run on each of the same tool results: the medians of both.
-fn proxy_request(bin: &Path, scratch: &Scratch, corpus: &[u8]) -> Result<(Duration, Duration), String> {
+fn proxy_request(
+    bin: &Path,
+    scratch: &Scratch,
+    corpus: &[u8],
+) -> Result<(Duration, Duration), String> {
     use std::io::{BufRead, BufReader, Read};
     let text = String::from_utf8_lossy(corpus);
     // Tool results of about 8 KB, cut at line ends, up to 1 MB in all.
@@ -436,7 +443,10 @@ fn proxy_request(bin: &Path, scratch: &Scratch, corpus: &[u8]) -> Result<(Durati
                 r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"t{k}","name":"bash","input":{{"command":"make"}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{k}","content":{output}}}]}}"#
             ));
         }
-        format!(r#"{{"model":"m","max_tokens":1024,"messages":[{}]}}"#, messages.join(","))
+        format!(
+            r#"{{"model":"m","max_tokens":1024,"messages":[{}]}}"#,
+            messages.join(",")
+        )
     };
     let mut child = Command::new(bin)
         .args(["proxy", "--port", "0"])
@@ -458,7 +468,8 @@ fn proxy_request(bin: &Path, scratch: &Scratch, corpus: &[u8]) -> Result<(Durati
     for run in 0..7 {
         let payload = body(run);
         let start = Instant::now();
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
         write!(
             stream,
             "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
