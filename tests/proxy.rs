@@ -425,6 +425,10 @@ fn bad_bodies_fail_open_and_oversized_ones_get_413() {
     let r = post(proxy.port, "/v1/messages", b"this is { not json", None);
     assert_eq!(r.status, 200);
     assert_eq!(r.body, b"this is { not json");
+    // JSON of a shape sqz does not know comes back byte for byte too.
+    let odd = br#"{ "prompt": "hi",  "n": 1.50 }"#;
+    let r = post(proxy.port, "/v1/messages", odd, None);
+    assert_eq!((r.status, &r.body[..]), (200, &odd[..]));
     let body = large_body(2 << 20);
     let r = post(proxy.port, "/v1/messages", body.as_bytes(), None);
     assert_eq!(r.status, 413);
@@ -560,4 +564,44 @@ fn forwarding_sends_the_compressed_body_and_streams_the_answer_back() {
     let stop = text.find("message_stop").unwrap();
     assert!(start < delta && delta < stop);
     assert!(text.ends_with("0\r\n\r\n"));
+}
+
+#[test]
+fn an_upstream_error_reaches_the_client_as_it_was_sent() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up_port = listener.local_addr().unwrap().port();
+    let answer = b"HTTP/1.1 529 Overloaded\r\nContent-Type: application/json\r\nContent-Length: 58\r\n\r\n{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}   ";
+    let upstream = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+        writer.write_all(answer).unwrap();
+    });
+    let proxy = Proxy::start(&["--upstream", &format!("http://127.0.0.1:{up_port}")]);
+    let body = anthropic_body(&[("git status", &fixture("git-status-long"))]);
+    let mut stream = TcpStream::connect(("127.0.0.1", proxy.port)).unwrap();
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\n\r\n{body}",
+        proxy.port,
+        body.len()
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    stream.read_to_end(&mut got).unwrap();
+    upstream.join().unwrap();
+    assert_eq!(got, answer);
 }

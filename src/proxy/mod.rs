@@ -289,6 +289,10 @@ fn compress_body(provider: Provider, body: &[u8], state: &Mutex<State>) -> Optio
             return None;
         }
     };
+    if !counts.known {
+        eprintln!("sqz: proxy: no list of turns where {provider:?} keeps it; passed on unchanged");
+        return None;
+    }
     // Always the compact form, changed or not, so every turn's body is written the same way
     // and stays a prefix of the next.
     Some(Compressed {

@@ -49,6 +49,8 @@ pub struct Block<'a> {
 /// What a rewrite found: tool results seen and replaced.
 #[derive(Default, Debug, PartialEq, Eq)]
 pub struct Counts {
+    /// The body has the provider's list of turns (`messages`, `input` or `contents`).
+    pub known: bool,
     pub tool_results: usize,
     pub compressed: usize,
 }
@@ -59,7 +61,15 @@ pub fn rewrite(
     body: &mut Value,
     compress: &mut dyn FnMut(&Block) -> Option<String>,
 ) -> Counts {
-    let mut counts = Counts::default();
+    let list = match provider {
+        Provider::OpenAiChat | Provider::Anthropic => "messages",
+        Provider::OpenAiResponses => "input",
+        Provider::Google => "contents",
+    };
+    let mut counts = Counts {
+        known: body.get(list).and_then(Value::as_array).is_some(),
+        ..Counts::default()
+    };
     let mut apply = |slot: &mut Value, label: &str, position: String| {
         let Some(text) = slot.as_str() else { return };
         counts.tool_results += 1;
