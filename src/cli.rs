@@ -99,6 +99,8 @@ pub struct Mcp {
     pub http: bool,
     pub port: u16,
     pub allow: Vec<PathBuf>,
+    /// Where the HTTP transport keeps its bearer token.
+    pub token_file: Option<PathBuf>,
 }
 
 /// The flags of `sqz mcp proxy` and the upstream command line.
@@ -355,6 +357,11 @@ static MCP: CommandSpec = CommandSpec {
             "let the file tools read under PATH too; by default they stay inside the working directory and the client's MCP roots",
         )
         .repeated(),
+        Flag::with_value(
+            "token-file",
+            "PATH",
+            "HTTP: read the bearer token from PATH, or write a new one there (0600); default a new token each start",
+        ),
         VERSION,
     ],
 };
@@ -751,6 +758,10 @@ fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
                 m.http = true;
             }
             Token::Valued("allow", path) => m.allow.push(PathBuf::from(path)),
+            Token::Valued("token-file", path) => {
+                m.token_file = Some(PathBuf::from(path));
+                m.http = true;
+            }
             Token::Switch("version") => return Ok(Command::Version),
             other => return Err(other.unexpected()),
         }

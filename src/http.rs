@@ -129,8 +129,10 @@ fn read_chunked(reader: &mut impl BufRead, max_body: usize) -> Result<Vec<u8>, R
             }
             return Ok(body);
         }
-        if body.len().checked_add(size).is_none_or(|n| n > max_body) {
-            return Err(too_large(max_body));
+        match body.len().checked_add(size) {
+            None => return Err(bad("sqz: chunk size overflows\n")),
+            Some(n) if n > max_body => return Err(too_large(max_body)),
+            Some(_) => {}
         }
         let start = body.len();
         body.resize(start + size + 2, 0);
@@ -158,6 +160,7 @@ pub fn respond_with(
         405 => "Method Not Allowed",
         413 => "Content Too Large",
         502 => "Bad Gateway",
+        503 => "Service Unavailable",
         _ => "Error",
     };
     let allow = if status == 405 { "Allow: POST\r\n" } else { "" };
@@ -228,8 +231,10 @@ mod tests {
     #[test]
     fn chunk_sizes_that_overflow_are_refused_not_panicked_on() {
         let mut input: &[u8] = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nfffffffffffffffd\r\n";
-        let refused = read_request(&mut input, 1 << 20).unwrap_err();
-        assert_eq!(refused.status, 413);
+        let refused = read_request(&mut input, usize::MAX).unwrap_err();
+        assert_eq!(refused.status, 400);
+        let mut big: &[u8] = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffff\r\n";
+        assert_eq!(read_request(&mut big, 1 << 10).unwrap_err().status, 413);
         let mut small: &[u8] = b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello world";
         assert_eq!(read_request(&mut small, 10).unwrap_err().status, 413);
     }

@@ -523,6 +523,16 @@ fn http_transport_serves_loopback_and_refuses_other_hosts() {
         .trim_end_matches("/mcp")
         .parse()
         .unwrap_or_else(|_| panic!("port in {first:?}"));
+    let mut second = String::new();
+    stderr.read_line(&mut second).unwrap();
+    let token = second
+        .trim()
+        .trim_end_matches('\'')
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(token.len(), 64, "{second:?}");
     let raw = |request: String| -> String {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream.write_all(request.as_bytes()).unwrap();
@@ -532,33 +542,49 @@ fn http_transport_serves_loopback_and_refuses_other_hosts() {
         out
     };
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let bearer = format!("Authorization: Bearer {token}\r\n");
     let post = |host: &str, extra: &str| {
         format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
     };
-    let ok = raw(post(&format!("127.0.0.1:{port}"), ""));
+    let ok = raw(post(&format!("127.0.0.1:{port}"), &bearer));
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert!(
         ok.ends_with(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
         "{ok}"
     );
+    // Another user of this machine reaches the port but has no token.
+    let anonymous = raw(post(&format!("127.0.0.1:{port}"), ""));
+    assert!(anonymous.starts_with("HTTP/1.1 401"), "{anonymous}");
+    assert!(
+        anonymous.contains("WWW-Authenticate: Bearer"),
+        "{anonymous}"
+    );
+    let wrong = raw(post(
+        &format!("127.0.0.1:{port}"),
+        &format!("Authorization: Bearer {}0\r\n", &token[1..]),
+    ));
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
     let evil_host = raw(post("evil.example", ""));
     assert!(evil_host.starts_with("HTTP/1.1 403"), "{evil_host}");
     let evil_origin = raw(post(
         &format!("localhost:{port}"),
-        "Origin: https://evil.example\r\n",
+        &format!("Origin: https://evil.example\r\n{bearer}"),
     ));
     assert!(evil_origin.starts_with("HTTP/1.1 403"), "{evil_origin}");
     let get = raw(format!(
-        "GET /mcp HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n"
+        "GET /mcp HTTP/1.1\r\nHost: localhost:{port}\r\n{bearer}\r\n"
     ));
     assert!(get.starts_with("HTTP/1.1 405"), "{get}");
     let port_text = port.to_string();
     scenario(
         "http.mjs",
-        &[(
-            "MCP_URL",
-            Path::new(&format!("http://127.0.0.1:{port_text}/mcp")),
-        )],
+        &[
+            (
+                "MCP_URL",
+                Path::new(&format!("http://127.0.0.1:{port_text}/mcp")),
+            ),
+            ("MCP_TOKEN", Path::new(&token)),
+        ],
         &s.db(),
     );
     let _ = child.kill();
@@ -610,4 +636,112 @@ fn no_dedup_reads_are_whole_and_never_stored() {
         &[],
     );
     assert_eq!(expand.code, 1, "nothing was stored");
+}
+
+#[test]
+fn http_transport_keeps_its_token_in_a_file_only_its_owner_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("mcp-token");
+    let file = s.dir.join("token");
+    let start = || {
+        let mut child = Command::new(bin())
+            .args(["mcp", "--port", "0", "--token-file"])
+            .arg(&file)
+            .env("SQZ_DB_PATH", s.db())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let (mut first, mut second) = (String::new(), String::new());
+        stderr.read_line(&mut first).unwrap();
+        stderr.read_line(&mut second).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        second
+    };
+    let said = start();
+    assert!(said.contains(&file.display().to_string()), "{said}");
+    let token = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !said.contains(token.trim()),
+        "the token itself is not printed: {said}"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    start();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        token,
+        "reused, not replaced"
+    );
+}
+
+#[test]
+fn http_transport_caps_idle_connections_and_serves_again_once_they_close() {
+    let s = Scratch::new("mcp-cap");
+    let mut child = Command::new(bin())
+        .args(["mcp", "--port", "0"])
+        .env("SQZ_DB_PATH", s.db())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    stderr.read_line(&mut first).unwrap();
+    stderr.read_line(&mut second).unwrap();
+    let port: u16 = first
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let token = second
+        .trim()
+        .trim_end_matches('\'')
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    // 64 connections that send nothing hold every slot; the next is turned away at once
+    // instead of costing one more thread.
+    let idle: Vec<std::net::TcpStream> = (0..64)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let mut extra = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut answer = String::new();
+    extra.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop(idle);
+    // Once they close, their slots free up (asked again until then, for up to 10 s).
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let ping = || {
+        let mut real = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _ = write!(
+            real,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = real.shutdown(std::net::Shutdown::Write);
+        let mut ok = String::new();
+        let _ = real.read_to_string(&mut ok);
+        ok
+    };
+    let mut ok = ping();
+    for _ in 0..100 {
+        if ok.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        ok = ping();
+    }
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let _ = child.kill();
+    let _ = child.wait();
 }

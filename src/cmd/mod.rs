@@ -71,7 +71,7 @@ pub fn run(command: Command, env: &Env) -> Result<u8> {
             }
             let options = crate::mcp::server::Options { allow: args.allow };
             if args.http {
-                crate::mcp::http::serve(&options, env, args.port)
+                crate::mcp::http::serve(&options, env, args.port, args.token_file.as_deref())
             } else {
                 Ok(crate::mcp::server::serve_stdio(&options, env))
             }
