@@ -745,3 +745,55 @@ fn http_transport_caps_idle_connections_and_serves_again_once_they_close() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_fifo_in_the_workspace_is_answered_not_waited_on() {
+    let s = Scratch::new("mcp-fifo");
+    let work = s.dir.join("ws");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "the needle is here\n").unwrap();
+    let made = Command::new("mkfifo")
+        .arg(work.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = Command::new(bin())
+        .arg("mcp")
+        .current_dir(&work)
+        .env("SQZ_DB_PATH", s.db())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sqz_read_file","arguments":{"path":"fifo"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sqz_grep","arguments":{"pattern":"needle"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    ];
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{}\n", requests.join("\n")).as_bytes())
+        .unwrap();
+    // A server that blocks on the FIFO never answers: give up on it after 20 s.
+    let (done, wait) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = BufReader::new(out).read_to_string(&mut text);
+        let _ = done.send(text);
+    });
+    let answers = wait.recv_timeout(std::time::Duration::from_secs(20));
+    let _ = child.kill();
+    let _ = child.wait();
+    let answers = answers.expect("the server answered instead of blocking on the FIFO");
+    let lines: Vec<&str> = answers.lines().collect();
+    assert_eq!(lines.len(), 3, "{answers}");
+    assert!(lines[0].contains("not a regular file"), "{}", lines[0]);
+    let grep = tool_text(&parse(lines[1]));
+    assert!(grep.contains("notes.txt:1:the needle is here"), "{grep}");
+    assert!(grep.contains("1 FIFOs, sockets or devices"), "{grep}");
+    assert!(lines[2].contains(r#""result":{}"#), "{}", lines[2]);
+}

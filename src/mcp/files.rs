@@ -31,7 +31,15 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     if real.is_dir() {
         return Err(format!("{path} is a directory; use sqz_list_dir"));
     }
-    let bytes = std::fs::read(&real).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let bytes = match read_regular(&real) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            return Err(format!(
+                "{path} is not a regular file (a FIFO, socket or device); not read"
+            ))
+        }
+        Err(e) => return Err(format!("{path}: cannot read: {e}")),
+    };
     if memchr::memchr(0, &bytes).is_some() {
         return Err(format!(
             "{path} is a binary file ({} bytes); not shown",
@@ -145,6 +153,8 @@ struct Skipped {
     large: usize,
     outside: usize,
     unreadable: usize,
+    /// FIFOs, sockets and devices: never opened for reading, which could block forever.
+    special: usize,
 }
 
 impl Skipped {
@@ -163,12 +173,37 @@ impl Skipped {
         count(self.large, "files over 16 MiB");
         count(self.outside, "links leading outside the workspace");
         count(self.unreadable, "unreadable entries");
+        count(self.special, "FIFOs, sockets or devices");
         if parts.is_empty() {
             String::new()
         } else {
             format!(" · skipped: {}", parts.join(", "))
         }
     }
+}
+
+/// `O_NONBLOCK`, so that opening a FIFO with no writer returns at once.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NONBLOCK: i32 = 0x0004;
+
+/// The bytes of `path` if it is a regular file, `None` if it is a FIFO, socket or device. The
+/// file is opened without blocking and its type checked on the open handle, so a FIFO put in
+/// its place after a check cannot hang the server.
+fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, O_NONBLOCK);
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
 }
 
 /// One entry met by a walk.
@@ -260,9 +295,16 @@ pub fn grep(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> {
             skipped.large += 1;
             return;
         }
-        let Ok(bytes) = std::fs::read(file) else {
-            skipped.unreadable += 1;
-            return;
+        let bytes = match read_regular(file) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                skipped.special += 1;
+                return;
+            }
+            Err(_) => {
+                skipped.unreadable += 1;
+                return;
+            }
         };
         let Some(text) = std::str::from_utf8(&bytes)
             .ok()
