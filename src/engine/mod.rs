@@ -143,7 +143,15 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     };
     let escaped = matches!(decoded, std::borrow::Cow::Owned(_));
     let raw_text: &str = &decoded;
-    let route = route::route(label, raw_text);
+    let mut route = route::route(label, raw_text);
+    // What is served is the colour-stripped text: a secret split by colour codes
+    // (`grep --color=always PASSWORD .env`, `jq -C`) must be found there too.
+    if matches!(route, Route::Normal | Route::Verbatim) && raw_text.contains('\x1b') {
+        let plain = route::route(label, &ansi::strip(raw_text));
+        if matches!(plain, Route::Untouchable(_) | Route::NoStore) {
+            route = plain;
+        }
+    }
     // A test run that holds a stack trace may still be summarised by its formatter, which then
     // keeps every line of the trace's paragraphs; every other untouchable passes unstored.
     let test_run_trace = route == Route::Untouchable(Risk::StackTrace)

@@ -225,7 +225,9 @@ fn is_version(value: &str) -> bool {
 
 fn secret_key_name(key: &str) -> bool {
     // Nearly every key names nothing secret: rule those out before splitting into words.
-    const STEMS: [&[u8]; 6] = [b"pass", b"secret", b"token", b"key", b"cred", b"pwd"];
+    const STEMS: [&[u8]; 7] = [
+        b"pass", b"secret", b"token", b"key", b"cred", b"pwd", b"pat",
+    ];
     let bytes = key.as_bytes();
     let has_stem = STEMS.iter().any(|stem| {
         bytes
@@ -272,7 +274,10 @@ fn secret_key_name(key: &str) -> bool {
             | "PRIVATEKEY"
             | "CREDENTIALS"
             | "CREDENTIAL"
-    ) || (words.len() >= 2 && matches!(last.as_str(), "KEY" | "PWD"))
+    ) || last.ends_with("PASSWORD")
+        || last.ends_with("PASSWD")
+        || last == "PASSPHRASE"
+        || (words.len() >= 2 && matches!(last.as_str(), "KEY" | "PWD" | "PASS" | "PAT"))
         || words.windows(2).any(|p| {
             p[1] == "KEY"
                 && matches!(
@@ -280,6 +285,130 @@ fn secret_key_name(key: &str) -> bool {
                     "ACCESS" | "SECRET" | "API" | "PRIVATE" | "SIGNING"
                 )
         })
+}
+
+/// Prefixes of tokens that are secrets wherever they stand: GitHub, OpenAI and Anthropic,
+/// Slack, GitLab, AWS access keys, Stripe, and JWTs (`eyJ`, a base64 `{"`).
+const TOKEN_PREFIXES: [&str; 14] = [
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "glpat-",
+    "AKIA",
+    "sk_live_",
+    "eyJ",
+];
+
+/// A word that is a token by its form: a known prefix followed by at least 16 more
+/// characters of a token's alphabet.
+fn looks_like_token(word: &str) -> bool {
+    TOKEN_PREFIXES.iter().any(|p| {
+        word.strip_prefix(p).is_some_and(|rest| {
+            rest.len() >= 16
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.=".contains(&b))
+        })
+    })
+}
+
+/// `label` with every credential in it replaced by `***`, for writing it anywhere: the value
+/// of a secret-named `KEY=value` or `--secret-flag value`, `curl -u user:pass`, `mysql -pX`, a
+/// bearer or basic credential, a URL's password or token, and tokens known by their form.
+pub fn redact_label(label: &str) -> std::borrow::Cow<'_, str> {
+    const HIDDEN: &str = "***";
+    let mut out = String::with_capacity(label.len());
+    let mut changed = false;
+    // The previous word asks for its value in the next one: `-u`, `--token`, `Bearer`.
+    let mut value_next = false;
+    let mut user_next = 0;
+    // `mysql -pSECRET`: the password joined to its flag, for the MySQL clients only.
+    let program = crate::doc::label::Label::parse(label).program;
+    let mysql = matches!(program, "mysql" | "mysqldump" | "mysqladmin" | "mariadb");
+    let mut rest = label;
+    while !rest.is_empty() {
+        let gap = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..gap]);
+        rest = &rest[gap..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        rest = &rest[end..];
+        let bare = word.trim_matches(|c| c == '\'' || c == '"');
+        let quote = &word[..word.len() - word.trim_start_matches(['\'', '"']).len()];
+        let closing = &word[word.trim_end_matches(['\'', '"']).len()..];
+        let wanted = value_next && !bare.is_empty() && (user_next == 0 || bare.contains(':'));
+        let redacted: Option<String> = if wanted || looks_like_token(bare) {
+            Some(format!("{quote}{HIDDEN}{closing}"))
+        } else if let Some((key, _)) = bare
+            .split_once('=')
+            .filter(|(k, v)| !v.is_empty() && secret_key_name(k.trim_start_matches('-')))
+        {
+            Some(format!("{quote}{key}={HIDDEN}{closing}"))
+        } else if mysql && bare.starts_with("-p") && bare.len() > 2 && !bare.starts_with("--") {
+            // `mysql -pSECRET`: the password joined to its flag.
+            Some(format!("{quote}-p{HIDDEN}{closing}"))
+        } else if url_with_password(bare) || url_with_token(bare) {
+            Some(format!("{quote}{}{closing}", hide_userinfo(bare)))
+        } else {
+            None
+        };
+        let lower = bare.to_ascii_lowercase();
+        // `-u user:pass` (curl) hides a value only when it holds a password.
+        user_next = usize::from(matches!(lower.as_str(), "-u" | "--user"));
+        value_next = user_next == 1
+            || matches!(
+                lower.as_str(),
+                "bearer" | "basic" | "token" | "--password" | "--pass"
+            )
+            || (bare.starts_with("--") && !bare.contains('=') && secret_key_name(&bare[2..]));
+        match redacted {
+            Some(r) => {
+                changed = true;
+                out.push_str(&r);
+            }
+            None => out.push_str(word),
+        }
+    }
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(label)
+    }
+}
+
+/// `https://TOKEN@host`: a URL whose user part alone is a long token.
+fn url_with_token(s: &str) -> bool {
+    let Some(scheme_end) = s.find("://") else {
+        return false;
+    };
+    let authority = s[scheme_end + 3..].split('/').next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| !user.contains(':') && user.len() >= 20)
+}
+
+/// The URL with its user part, or its password where there is a user name, hidden.
+fn hide_userinfo(url: &str) -> String {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[scheme_end..]
+        .find('/')
+        .map_or(url.len(), |i| scheme_end + i);
+    let Some(at) = url[scheme_end..authority_end].rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &url[scheme_end..scheme_end + at];
+    let shown = match userinfo.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => "***".to_string(),
+    };
+    format!("{}{shown}{}", &url[..scheme_end], &url[scheme_end + at..])
 }
 
 fn url_with_password(s: &str) -> bool {
@@ -572,6 +701,52 @@ fn code_like(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_lose_their_credentials_and_nothing_else() {
+        let cases = [
+            (
+                "curl -u admin:hunter2 https://x/api",
+                "curl -u *** https://x/api",
+            ),
+            ("mysql -pS3cret -h db", "mysql -p*** -h db"),
+            ("mysql -u root -pS3cret db", "mysql -u root -p*** db"),
+            ("PGPASSWORD=s3cret psql -h db", "PGPASSWORD=*** psql -h db"),
+            ("REDIS_PASS=x redis-cli", "REDIS_PASS=*** redis-cli"),
+            ("GITHUB_PAT=abc gh pr list", "GITHUB_PAT=*** gh pr list"),
+            (
+                "curl -H 'Authorization: Bearer abc.def' x",
+                "curl -H 'Authorization: Bearer ***' x",
+            ),
+            (
+                "git push https://bob:pw@host/r.git",
+                "git push https://bob:***@host/r.git",
+            ),
+            (
+                "git clone https://ghp_0123456789abcdefghijABCD@github.com/o/r",
+                "git clone https://***@github.com/o/r",
+            ),
+            ("echo ghp_0123456789abcdefghijABCD", "echo ***"),
+            ("tool --api-key abc123 run", "tool --api-key *** run"),
+            ("tool --token=abc123 run", "tool --token=*** run"),
+        ];
+        for (label, want) in cases {
+            assert_eq!(redact_label(label), want, "{label}");
+        }
+        // Nothing secret, nothing changed.
+        for label in [
+            "cargo test --workspace",
+            "grep -rn password_hash src/",
+            "npm run build -- --mode prod",
+            "git log -p -3",
+            "pytest -k test_password_reset",
+        ] {
+            assert!(
+                matches!(redact_label(label), std::borrow::Cow::Borrowed(_)),
+                "{label}"
+            );
+        }
+    }
 
     #[test]
     fn credentials_are_whole_lines() {

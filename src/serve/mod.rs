@@ -140,9 +140,11 @@ fn compress_with(
     let written = match store {
         Some(store) => {
             let family = crate::doc::label::Label::parse(label).family();
+            // A credential in the command line never reaches the store.
+            let label = engine::route::redact_label(label);
             let record = Record {
                 now,
-                label,
+                label: &label,
                 family: &family,
                 project: env.project.as_deref(),
                 kind: outcome.kind,

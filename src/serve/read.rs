@@ -78,9 +78,10 @@ pub fn serve(store: Option<&mut Store>, env: &Env, now: i64, item: &Lossless) ->
     // A delta's reader holds the new text once it applies it: later reads may refer to it.
     let new_entry = matches!(shown, Shown::Whole | Shown::Delta(_));
     let family = crate::doc::label::Label::parse(item.label).family();
+    let label = route::redact_label(item.label);
     let record = Record {
         now,
-        label: item.label,
+        label: &label,
         family: &family,
         project: env.project.as_deref(),
         kind,
