@@ -883,3 +883,36 @@ fn help_names_no_variable_outside_the_table() {
         assert!(run.stdout.is_empty());
     }
 }
+
+#[test]
+fn colour_words_diff_keeps_the_colour_that_tells_old_from_new() {
+    let s = Scratch::new("color-words");
+    let repo = s.dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=dev", "-c", "user.email=dev@example.test"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        out.stdout
+    };
+    git(&["init", "-q", "."]);
+    std::fs::write(repo.join("a.txt"), "the quick brown fox\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "a"]);
+    std::fs::write(repo.join("a.txt"), "the slow brown cat\n").unwrap();
+    let diff = git(&["diff", "--color-words", "--color=always"]);
+    let run = common::compress(
+        bin(),
+        &s.db(),
+        "git diff --color-words --color=always",
+        &diff,
+    );
+    assert_eq!(run.code, 0);
+    let shown = String::from_utf8_lossy(&run.stdout);
+    assert!(!shown.contains("quickslow"), "{shown}");
+    assert_eq!(run.stdout, diff);
+}

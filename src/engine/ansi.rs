@@ -5,6 +5,58 @@
 use std::borrow::Cow;
 
 /// Removes CSI (`ESC [ … final`), OSC (`ESC ] … BEL/ST`) and two-byte escapes from `text`.
+/// Whether colour alone tells deleted from added text somewhere in `text`: a red stretch and
+/// a green one touching with no space between (`git diff --color-words` prints `the
+/// \x1b[31mquick\x1b[m\x1b[32mslow\x1b[m brown`). Stripping the codes there would merge
+/// them into `quickslow`, so such output keeps its bytes.
+pub fn colour_carries_meaning(text: &str) -> bool {
+    if memchr::memchr(0x1b, text.as_bytes()).is_none() {
+        return false;
+    }
+    #[derive(Clone, Copy, PartialEq)]
+    enum Fg {
+        Red,
+        Green,
+        Other,
+    }
+    text.lines().any(|line| {
+        let bytes = line.as_bytes();
+        let mut fg = Fg::Other;
+        // The colour and last character of the text before the current escape run.
+        let mut before: Option<(Fg, u8)> = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'[') {
+                let end = (i + 2..bytes.len()).find(|&k| (0x40..=0x7e).contains(&bytes[k]));
+                let Some(end) = end else { break };
+                if bytes[end] == b'm' {
+                    for p in line[i + 2..end].split(';') {
+                        fg = match p {
+                            "31" | "91" => Fg::Red,
+                            "32" | "92" => Fg::Green,
+                            "" | "0" | "39" => Fg::Other,
+                            _ => fg,
+                        };
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            let c = bytes[i];
+            if let Some((prev, last)) = before {
+                let touching = !last.is_ascii_whitespace() && !c.is_ascii_whitespace();
+                let swapped = matches!((prev, fg), (Fg::Red, Fg::Green) | (Fg::Green, Fg::Red));
+                if touching && swapped {
+                    return true;
+                }
+            }
+            before = Some((fg, c));
+            i += 1;
+        }
+        false
+    })
+}
+
 pub fn strip(text: &str) -> Cow<'_, str> {
     if memchr::memchr(0x1b, text.as_bytes()).is_none() {
         return Cow::Borrowed(text);

@@ -171,7 +171,8 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     let store = if route == Route::NoStore { None } else { store };
     // Stripping colour and redrawn progress changes bytes, so it needs the original stored to
     // stay recoverable.
-    let agent_text = if store.is_some() {
+    // Where colour alone tells deleted from added words, the codes stay.
+    let agent_text = if store.is_some() && !ansi::colour_carries_meaning(raw_text) {
         ansi::collapse_returns(ansi::strip(raw_text))
     } else {
         std::borrow::Cow::Borrowed(raw_text)
