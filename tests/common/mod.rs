@@ -124,6 +124,15 @@ pub fn hash16(bytes: &[u8]) -> String {
     sqz::text::hash16(bytes)
 }
 
+/// The whole SHA-256 of `bytes` in lower-case hex, as `sha256sum` prints it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// One captured output with the facts an agent needs from it (SPEC §11).
 pub struct Fixture {
     pub name: String,
