@@ -916,3 +916,49 @@ fn colour_words_diff_keeps_the_colour_that_tells_old_from_new() {
     assert!(!shown.contains("quickslow"), "{shown}");
     assert_eq!(run.stdout, diff);
 }
+
+#[test]
+fn a_command_killed_midway_still_shows_what_it_printed() {
+    use std::io::Write as _;
+    use std::os::unix::process::ExitStatusExt;
+    let s = Scratch::new("sigterm");
+    let printed = "   Compiling billing v0.9.0 (/home/dev/billing)\nerror[E0308]: mismatched types\n  --> src/lib.rs:12:5\n";
+    let mut child = Command::new(bin())
+        .args(["compress", "--cmd", "cargo build"])
+        .env("SQZ_DB_PATH", s.db())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(printed.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // The build is still running (stdin stays open) when the agent's timeout ends it: once
+    // sqz catches SIGTERM (bit 15 of SigCgt in /proc), as it does before it reads.
+    let catches_term = || {
+        std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            .ok()
+            .and_then(|status| {
+                let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+                u64::from_str_radix(mask.trim(), 16).ok()
+            })
+            .is_some_and(|mask| mask & (1 << 14) != 0)
+    };
+    for _ in 0..1000 {
+        if catches_term() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(catches_term());
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), printed);
+    assert_eq!(out.status.signal(), Some(15), "{:?}", out.status);
+}

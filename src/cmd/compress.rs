@@ -14,11 +14,20 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     let ceiling = (env.max_input_mb as usize) << 20;
     let input = match &args.text {
         Some(text) => text.clone().into_bytes(),
-        None => match read_bounded(ceiling) {
-            Ok(Input::Whole(bytes)) => bytes,
-            Ok(Input::Oversized(head)) => return Ok(stream_oversized(head, env) as u8),
-            Err(e) => return Err(Error::failed(format!("cannot read stdin: {e}"))),
-        },
+        None => {
+            interrupt::catch();
+            match read_bounded(ceiling) {
+                Ok(Input::Whole(bytes)) => bytes,
+                Ok(Input::Oversized(head)) => return Ok(stream_oversized(head, env) as u8),
+                Ok(Input::Interrupted(read, signal)) => {
+                    // Killed mid-command: what was read goes out as it came, and sqz ends
+                    // the way the signal asks.
+                    super::io::write_stdout(&read);
+                    interrupt::die_of(signal)
+                }
+                Err(e) => return Err(Error::failed(format!("cannot read stdin: {e}"))),
+            }
+        }
     };
     let (body, exit_code) = if args.text.is_some() {
         (&input[..], None)
@@ -63,19 +72,93 @@ enum Input {
     Whole(Vec<u8>),
     /// More than the ceiling: the bytes read so far; the rest is still on stdin.
     Oversized(Vec<u8>),
+    /// SIGTERM, SIGINT or SIGHUP arrived while reading: the bytes read so far, and the signal.
+    Interrupted(Vec<u8>, i32),
 }
 
 fn read_bounded(ceiling: usize) -> std::io::Result<Input> {
     let mut buf = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(ceiling as u64 + 1)
-        .read_to_end(&mut buf)?;
-    Ok(if read > ceiling {
-        Input::Oversized(buf)
-    } else {
-        Input::Whole(buf)
-    })
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        if let Some(signal) = interrupt::caught() {
+            interrupt::drain_waiting(&mut stdin, &mut buf);
+            return Ok(Input::Interrupted(buf, signal));
+        }
+        match stdin.read(&mut chunk) {
+            Ok(0) => return Ok(Input::Whole(buf)),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if buf.len() > ceiling {
+            return Ok(Input::Oversized(buf));
+        }
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP while `sqz compress` reads: an agent's timeout or a user's
+/// Ctrl-C ends the command and sqz with it, and the output read so far must still reach the
+/// agent. The handler only notes the signal; the read it interrupts returns, and the reader
+/// writes what it holds and then dies of the same signal.
+mod interrupt {
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    static CAUGHT: AtomicI32 = AtomicI32::new(0);
+    const SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+    extern "C" fn note(signal: i32) {
+        CAUGHT.store(signal, Ordering::SeqCst);
+    }
+
+    /// Installs the handler, without SA_RESTART, so a blocked read returns.
+    pub fn catch() {
+        for signal in SIGNALS {
+            // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = note as extern "C" fn(i32) as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+    }
+
+    /// Adds what is already waiting in the pipe (the killed command's last lines) without
+    /// waiting for more.
+    pub fn drain_waiting(stdin: &mut impl std::io::Read, buf: &mut Vec<u8>) {
+        // SAFETY: fcntl on the process's own stdin descriptor.
+        unsafe {
+            let flags = libc::fcntl(0, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(0, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+                return;
+            }
+        }
+        let mut chunk = vec![0u8; 1 << 16];
+        while let Ok(n) = stdin.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    pub fn caught() -> Option<i32> {
+        match CAUGHT.load(Ordering::SeqCst) {
+            0 => None,
+            signal => Some(signal),
+        }
+    }
+
+    /// Ends the process as `signal` would have, so the shell sees the same status.
+    pub fn die_of(signal: i32) -> ! {
+        // SAFETY: restoring the default action and raising a signal are plain libc calls.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+        std::process::exit(128 + signal)
+    }
 }
 
 /// Streams an input over the ceiling straight through, holding back only enough bytes to
