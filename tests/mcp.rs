@@ -507,24 +507,13 @@ fn mcp_usage_errors_are_one_line() {
 #[test]
 fn http_transport_serves_loopback_and_refuses_other_hosts() {
     let s = Scratch::new("mcp-http");
-    let mut child = Command::new(bin())
-        .args(["mcp", "--transport", "http", "--port", "0"])
-        .env("SQZ_DB_PATH", s.db())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
+    let (mut child, first, second) = start_http(&s, &["--transport".as_ref(), "http".as_ref()]);
     let url = first.trim().rsplit(' ').next().unwrap().to_string();
     let port: u16 = url
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches("/mcp")
         .parse()
         .unwrap_or_else(|_| panic!("port in {first:?}"));
-    let mut second = String::new();
-    stderr.read_line(&mut second).unwrap();
     let token = second
         .trim()
         .trim_end_matches('\'')
@@ -638,24 +627,31 @@ fn no_dedup_reads_are_whole_and_never_stored() {
     assert_eq!(expand.code, 1, "nothing was stored");
 }
 
+/// `sqz mcp --port 0 EXTRA…` over HTTP, and the two lines it says first: where it listens,
+/// and how to pass its token.
+fn start_http(s: &Scratch, extra: &[&std::ffi::OsStr]) -> (std::process::Child, String, String) {
+    let mut child = Command::new(bin())
+        .args(["mcp", "--port", "0"])
+        .args(extra)
+        .env("SQZ_DB_PATH", s.db())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    stderr.read_line(&mut first).unwrap();
+    stderr.read_line(&mut second).unwrap();
+    (child, first, second)
+}
+
 #[test]
 fn http_transport_keeps_its_token_in_a_file_only_its_owner_reads() {
     use std::os::unix::fs::PermissionsExt;
     let s = Scratch::new("mcp-token");
     let file = s.dir.join("token");
     let start = || {
-        let mut child = Command::new(bin())
-            .args(["mcp", "--port", "0", "--token-file"])
-            .arg(&file)
-            .env("SQZ_DB_PATH", s.db())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (mut first, mut second) = (String::new(), String::new());
-        stderr.read_line(&mut first).unwrap();
-        stderr.read_line(&mut second).unwrap();
+        let (mut child, _, second) = start_http(&s, &["--token-file".as_ref(), file.as_os_str()]);
         let _ = child.kill();
         let _ = child.wait();
         second
@@ -682,17 +678,7 @@ fn http_transport_keeps_its_token_in_a_file_only_its_owner_reads() {
 #[test]
 fn http_transport_caps_idle_connections_and_serves_again_once_they_close() {
     let s = Scratch::new("mcp-cap");
-    let mut child = Command::new(bin())
-        .args(["mcp", "--port", "0"])
-        .env("SQZ_DB_PATH", s.db())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let (mut first, mut second) = (String::new(), String::new());
-    stderr.read_line(&mut first).unwrap();
-    stderr.read_line(&mut second).unwrap();
+    let (mut child, first, second) = start_http(&s, &[]);
     let port: u16 = first
         .trim()
         .rsplit(' ')
