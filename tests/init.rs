@@ -587,3 +587,30 @@ fn init_widens_an_older_bash_only_post_hook() {
     let (again, _, _) = t.sqz(&["init", "--global", "--only", "claude"]);
     assert_eq!(t.read("home/.claude/settings.json"), written, "{again}");
 }
+
+#[test]
+fn uninstall_in_the_wrong_scope_says_where_sqz_is_still_set_up() {
+    let t = realistic("uninstall-scope");
+    let (out, err, code) = t.sqz(&["init", "--global"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, _, code) = t.sqz(&["uninstall"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(
+            "sqz is still set up in the user-level files under HOME: run `sqz uninstall --global`"
+        ),
+        "{out}"
+    );
+    // The global hooks are left as they are, and the message says so.
+    assert!(t
+        .read("home/.claude/settings.json")
+        .contains("sqz hook claude"));
+    let (_, _, code) = t.sqz(&["uninstall", "--global"]);
+    assert_eq!(code, 0);
+    let (out, _, _) = t.sqz(&["uninstall", "--global"]);
+    assert!(
+        out.contains("nothing of sqz to remove in the user-level files"),
+        "{out}"
+    );
+    assert!(!out.contains("still set up"), "{out}");
+}

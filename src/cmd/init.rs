@@ -21,7 +21,42 @@ fn run(args: &Setup, install: bool, env: &Env) -> Result<u8> {
     let clients = setup::selected(&args.only, &args.skip, &scope.home, !install)?;
     let report = setup::apply(&clients, &scope, install, args.dry_run);
     super::io::write_stdout(report.text.as_bytes());
+    if !install && !args.dry_run {
+        // Say when nothing was removed, and where sqz is still set up, so no one believes it
+        // gone while the other scope's hooks still run.
+        let (here, there, flag) = if args.global {
+            ("the user-level files under HOME", "this project", "")
+        } else {
+            (
+                "this project",
+                "the user-level files under HOME",
+                " --global",
+            )
+        };
+        let mut note = String::new();
+        if !removed_anything(&report.text) {
+            note.push_str(&format!(
+                "sqz uninstall: nothing of sqz to remove in {here}\n"
+            ));
+        }
+        if let Ok(other) = Scope::new(env, &current_dir(), !args.global) {
+            let clients = setup::selected(&args.only, &args.skip, &other.home, true)?;
+            let would = setup::apply(&clients, &other, false, true);
+            if would.text.contains(" would remove ") || would.text.contains(" would write ") {
+                note.push_str(&format!(
+                    "sqz uninstall: sqz is still set up in {there}: run `sqz uninstall{flag}` to remove it there\n"
+                ));
+            }
+        }
+        super::io::write_stdout(note.as_bytes());
+    }
     report.result()
+}
+
+/// Whether an uninstall's report says it changed a file.
+fn removed_anything(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.contains(" removed ") || l.contains(" wrote "))
 }
 
 /// The working directory, which the project scope is.
