@@ -962,3 +962,22 @@ fn a_command_killed_midway_still_shows_what_it_printed() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), printed);
     assert_eq!(out.status.signal(), Some(15), "{:?}", out.status);
 }
+
+#[test]
+fn an_oversized_output_keeps_its_status_when_blank_lines_follow_the_trailer() {
+    let s = Scratch::new("oversized-blank");
+    let mut input: Vec<u8> = "   Compiling a v1.0.0\n".repeat(60_000).into_bytes();
+    assert!(input.len() > 1 << 20);
+    input.extend_from_slice(b"\n__SQZ_EXIT_2__\n");
+    // A background writer's blank lines arrive after the trailer.
+    input.extend_from_slice(&b"\n".repeat(200));
+    let run = sqz(
+        bin(),
+        &s.db(),
+        &["compress", "--cmd", "make"],
+        &input,
+        &[("SQZ_MAX_INPUT_MB", "1")],
+    );
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout.len(), 60_000 * 22);
+}

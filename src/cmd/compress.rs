@@ -170,8 +170,15 @@ fn stream_oversized(head: Vec<u8>, env: &Env) -> i32 {
     let mut stdin = std::io::stdin().lock();
     let mut broken = false;
     loop {
-        if pending.len() > trailer::MAX_TRAILER_LEN {
-            let cut = pending.len() - trailer::MAX_TRAILER_LEN;
+        // A trailer may be followed by any number of line breaks: those are held back too.
+        let breaks = pending
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b'\n' | b'\r'))
+            .count();
+        let hold = trailer::MAX_TRAILER_LEN + breaks;
+        if pending.len() > hold {
+            let cut = pending.len() - hold;
             if !broken && out.write_all(&pending[..cut]).is_err() {
                 broken = true;
             }
