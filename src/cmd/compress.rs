@@ -52,6 +52,10 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     if let (Some(reason), true) = (served.reason, tells_a_person(env)) {
         eprintln!("[sqz] passed through unchanged: {reason}");
     }
+    // A signal that came after the reading: the output is out, and sqz ends as it asks.
+    if let Some(signal) = interrupt::caught() {
+        interrupt::die_of(signal);
+    }
     Ok(code as u8)
 }
 
