@@ -61,9 +61,18 @@ fn secrets_in_formats_once_missed_are_not_stored() {
         "REDIS_PASS=hunter2redis",
         "SIGNING_PASSPHRASE=hunter2phrase",
         "GITHUB_PAT=hunter2pat",
+        "token: ghp_hunter2ghp0123456789abcdefABCDEF",
+        "set-cookie: id=eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoxfQ.hunter2jwt123; Path=/",
+        "machine api.example.test login bob password hunter2netrc",
+        "posting to https://hooks.slack.com/services/T0001/B0001/hunter2slack",
+        "dsn https://hunter2sentry0123456789abcdef@o1.ingest.sentry.io/7",
     ] {
         let s = Scratch::new("secret-format");
-        let secret = line.split_once('=').unwrap().1;
+        // The part of each line that must not be stored.
+        let secret = line
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .find(|w| w.starts_with("hunter2"))
+            .unwrap();
         let input = format!("{}{line}\n{}", build_log(), build_log());
         let run = compress(bin(), &s.db(), "env", input.as_bytes());
         assert_eq!(run.code, 0);

@@ -85,7 +85,7 @@ fn untouchable(text: &str) -> Option<Risk> {
         if trimmed.starts_with("-----BEGIN ") && trimmed.ends_with("-----") {
             return Some(Risk::Pem);
         }
-        if is_credential_line(trimmed) {
+        if is_credential_line(trimmed) || holds_secret_token(trimmed) {
             return Some(Risk::Credential);
         }
         if is_sql_ddl(trimmed) {
@@ -101,12 +101,12 @@ fn untouchable(text: &str) -> Option<Risk> {
     (frames >= 2 && (trace_head || frames >= 3)).then_some(Risk::StackTrace)
 }
 
-/// First line of a stack dump in one of the runtimes we know.
 /// A line that belongs to a stack trace itself: its head or one of its frames.
 pub fn is_trace_line(line: &str) -> bool {
     is_frame(line) || is_trace_head(line.trim())
 }
 
+/// First line of a stack dump in one of the runtimes we know.
 fn is_trace_head(t: &str) -> bool {
     t.starts_with("Traceback (most recent call last):")
         || t == "stack backtrace:"
@@ -307,11 +307,13 @@ const TOKEN_PREFIXES: [&str; 14] = [
 ];
 
 /// A word that is a token by its form: a known prefix followed by at least 16 more
-/// characters of a token's alphabet.
+/// characters of a token's alphabet (32 for the short `sk-`, which package names can begin
+/// with), with a digit among them.
 fn looks_like_token(word: &str) -> bool {
     TOKEN_PREFIXES.iter().any(|p| {
         word.strip_prefix(p).is_some_and(|rest| {
-            rest.len() >= 16
+            rest.len() >= if *p == "sk-" { 32 } else { 16 }
+                && rest.bytes().any(|b| b.is_ascii_digit())
                 && rest
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.=".contains(&b))
@@ -381,6 +383,30 @@ pub fn redact_label(label: &str) -> std::borrow::Cow<'_, str> {
     } else {
         std::borrow::Cow::Borrowed(label)
     }
+}
+
+/// The secrets a line may hold whatever key it is under, one rule a row: tokens known by
+/// their form, URLs carrying a token or password, Slack webhooks, `.netrc` passwords, Docker
+/// config `auth` values and PuTTY key files.
+fn holds_secret_token(line: &str) -> bool {
+    if line.starts_with("PuTTY-User-Key-File-") || line.contains("hooks.slack.com/services/T") {
+        return true;
+    }
+    let words = || {
+        line.split(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '=' | '(' | ')')
+        })
+        .filter(|w| !w.is_empty())
+    };
+    if words().any(|w| looks_like_token(w) || url_with_token(w) || url_with_password(w)) {
+        return true;
+    }
+    // `machine host login user password SECRET` (.netrc) and `"auth": "BASE64"` (Docker).
+    let all: Vec<&str> = words().filter(|w| *w != ":").collect();
+    all.windows(2).any(|p| {
+        (p[0] == "password" && all.first() == Some(&"machine"))
+            || (matches!(p[0], "auth:" | "auth") && p[1].len() >= 16 && line.contains("\"auth\""))
+    })
 }
 
 /// `https://TOKEN@host`: a URL whose user part alone is a long token.
@@ -701,6 +727,45 @@ fn code_like(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_formats_each_route_as_credentials() {
+        let rows = [
+            "PGPASSWORD=hunter2pg",
+            "REDIS_PASS=hunter2",
+            "SIGNING_PASSPHRASE=correct horse",
+            "GITHUB_PAT=hunter2pat",
+            "token ghp_0123456789abcdefghijABCDEFGH1234",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+            "remote: https://ghp_0123456789abcdefghijABCDEFGH1234@github.com/o/r.git",
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "set-cookie: session=eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoxMjM0NX0.sig123456; Path=/",
+            "machine api.example.test login bob password hunter2netrc",
+            "\"auth\": \"Ym9iOmh1bnRlcjJkb2NrZXJjb25maWc=\"",
+            "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o123.ingest.sentry.io/42",
+            "webhook: https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+            "PuTTY-User-Key-File-3: ssh-ed25519",
+            "mysql://root:hunter2@db:3306/app",
+        ];
+        for row in rows {
+            assert_eq!(
+                untouchable(row),
+                Some(Risk::Credential),
+                "{row} is not taken for a credential"
+            );
+        }
+        // Prose, columns and package names that only look near one stay ordinary.
+        for line in [
+            "warning: the password reset flow has no rate limit",
+            "ALTER users.password_hash to argon2id",
+            "Successfully installed sk-video-1.1.10 scikit-learn-1.5.2",
+            "eyJ is how base64 JSON begins",
+            "   Compiling ghp_parser v0.1.0",
+        ] {
+            assert_eq!(untouchable(line), None, "{line}");
+        }
+    }
 
     #[test]
     fn labels_lose_their_credentials_and_nothing_else() {
