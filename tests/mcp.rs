@@ -783,3 +783,61 @@ fn a_fifo_in_the_workspace_is_answered_not_waited_on() {
     assert!(grep.contains("1 FIFOs, sockets or devices"), "{grep}");
     assert!(lines[2].contains(r#""result":{}"#), "{}", lines[2]);
 }
+
+#[test]
+fn a_few_lines_of_a_huge_log_are_read_without_holding_the_file() {
+    let s = Scratch::new("mcp-huge");
+    let work = s.dir.join("ws");
+    std::fs::create_dir_all(&work).unwrap();
+    // About 60 MB of log lines.
+    let mut log = String::with_capacity(61 << 20);
+    let mut n = 0;
+    while log.len() < 60 << 20 {
+        n += 1;
+        log.push_str(&format!(
+            "2026-12-04T07:00:00.{n:06}Z INFO worker-{} processed batch {n} of the nightly export run\n",
+            n % 7
+        ));
+    }
+    std::fs::write(work.join("big.log"), &log).unwrap();
+    drop(log);
+    let mut child = Command::new(bin())
+        .arg("mcp")
+        .current_dir(&work)
+        .env("SQZ_DB_PATH", s.db())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"sqz_read_file","arguments":{{"path":"big.log","offset":1000,"limit":5}}}}}}"#
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    let peak_kb: u64 = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    drop(stdin);
+    let _ = child.wait();
+    let text = tool_text(&parse(&answer));
+    assert!(
+        text.contains(&format!("lines=1000-1004 of {n}]")),
+        "{}",
+        &text[..200]
+    );
+    assert!(text.contains("batch 1000 of the nightly"), "{text}");
+    assert!(text.contains("batch 1004 of the nightly"), "{text}");
+    assert!(!text.contains("batch 1005 of"), "{text}");
+    assert!(
+        peak_kb < 30 * 1024,
+        "peak {peak_kb} kB for a 5-line read of 60 MB"
+    );
+}

@@ -31,8 +31,20 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     if real.is_dir() {
         return Err(format!("{path} is a directory; use sqz_list_dir"));
     }
-    let bytes = match read_regular(&real) {
-        Ok(Some(bytes)) => bytes,
+    let ranged = offset.is_some() || limit.is_some();
+    let first = offset.unwrap_or(1) as usize;
+    let on_disk = std::fs::metadata(&real).map(|m| m.len()).unwrap_or(0);
+    // A range of a large file is read line by line, holding only the lines asked for: a
+    // `limit: 5` of a 300 MB log must not cost 300 MB. `base` lines come before those held.
+    let streamed = ranged && on_disk > STREAM_FROM;
+    let read = if streamed {
+        let want = limit.map_or(usize::MAX, |n| n as usize);
+        read_lines(&real, first, want, max_bytes)
+    } else {
+        read_regular(&real).map(|b| b.map(|bytes| (bytes, 0, None, false)))
+    };
+    let (bytes, base, counted, nul) = match read {
+        Ok(Some(read)) => read,
         Ok(None) => {
             return Err(format!(
                 "{path} is not a regular file (a FIFO, socket or device); not read"
@@ -40,10 +52,14 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
         }
         Err(e) => return Err(format!("{path}: cannot read: {e}")),
     };
-    if memchr::memchr(0, &bytes).is_some() {
+    let file_size = if streamed {
+        on_disk as usize
+    } else {
+        bytes.len()
+    };
+    if nul || memchr::memchr(0, &bytes).is_some() {
         return Err(format!(
-            "{path} is a binary file ({} bytes); not shown",
-            bytes.len()
+            "{path} is a binary file ({file_size} bytes); not shown"
         ));
     }
     let whole = std::str::from_utf8(&bytes).map_err(|_| {
@@ -53,9 +69,7 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
         )
     })?;
     let lines: Vec<&str> = whole.split_inclusive('\n').collect();
-    let total = lines.len();
-    let ranged = offset.is_some() || limit.is_some();
-    let first = offset.unwrap_or(1) as usize;
+    let total = counted.unwrap_or(lines.len());
     if first > total.max(1) {
         return Err(format!(
             "offset {first} is past the end: {path} has {total} lines"
@@ -68,11 +82,14 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     // The cap cuts at a line break, unless one line alone is larger.
     let mut last = first.saturating_sub(1);
     let mut size = 0usize;
-    while last < wanted_last && size + lines[last].len() <= max_bytes {
-        size += lines[last].len();
+    while last < wanted_last
+        && last - base < lines.len()
+        && size + lines[last - base].len() <= max_bytes
+    {
+        size += lines[last - base].len();
         last += 1;
     }
-    let selection_start: usize = lines[..first - 1].iter().map(|l| l.len()).sum();
+    let selection_start: usize = lines[..first - 1 - base].iter().map(|l| l.len()).sum();
     let mut selection = &whole[selection_start..selection_start + size];
     let mut cut_note = String::new();
     if last < wanted_last {
@@ -93,14 +110,10 @@ pub fn read_file(ctx: &mut Context, args: &Value) -> Result<ToolOutput, String> 
     let shown_last = last.max(first);
     let shown = ctx.workspace.display(&real);
     let mut header = if total == 0 {
-        format!(
-            "[sqz_read_file path={shown} size={} lines=0 of 0",
-            bytes.len()
-        )
+        format!("[sqz_read_file path={shown} size={file_size} lines=0 of 0")
     } else {
         format!(
-            "[sqz_read_file path={shown} size={} lines={first}-{shown_last} of {total}",
-            bytes.len()
+            "[sqz_read_file path={shown} size={file_size} lines={first}-{shown_last} of {total}"
         )
     };
     header.push_str(&cut_note);
@@ -180,6 +193,49 @@ impl Skipped {
             format!(" · skipped: {}", parts.join(", "))
         }
     }
+}
+
+/// Files larger than this are read line by line when a range of them is asked for.
+const STREAM_FROM: u64 = 16 << 20;
+
+/// Lines `first..first + want` of `path`, without holding the rest: their bytes (stopping
+/// once past `max_bytes`, with the line that crossed it), how many lines come before them, the
+/// file's line count, and whether a NUL byte stood anywhere. `None` if not a regular file.
+fn read_lines(
+    path: &Path,
+    first: usize,
+    want: usize,
+    max_bytes: usize,
+) -> std::io::Result<Option<(Vec<u8>, usize, Option<usize>, bool)>> {
+    use std::io::BufRead;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, O_NONBLOCK);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let (mut kept, mut line, mut count, mut nul) = (Vec::new(), Vec::new(), 0usize, false);
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        count += 1;
+        nul |= memchr::memchr(0, &line).is_some();
+        let wanted = count >= first && count - first < want;
+        if wanted && kept.len() <= max_bytes {
+            kept.extend_from_slice(&line);
+        }
+    }
+    Ok(Some((
+        kept,
+        first.saturating_sub(1).min(count),
+        Some(count),
+        nul,
+    )))
 }
 
 /// `O_NONBLOCK`, so that opening a FIFO with no writer returns at once.
