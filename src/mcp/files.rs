@@ -195,6 +195,10 @@ impl Skipped {
     }
 }
 
+/// A read as held: the bytes, the lines before them, the file's line count if counted, and
+/// whether a NUL byte stood anywhere.
+type Held = (Vec<u8>, usize, Option<usize>, bool);
+
 /// Files larger than this are read line by line when a range of them is asked for.
 const STREAM_FROM: u64 = 16 << 20;
 
@@ -206,7 +210,7 @@ fn read_lines(
     first: usize,
     want: usize,
     max_bytes: usize,
-) -> std::io::Result<Option<(Vec<u8>, usize, Option<usize>, bool)>> {
+) -> std::io::Result<Option<Held>> {
     use std::io::BufRead;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
