@@ -981,3 +981,39 @@ fn an_oversized_output_keeps_its_status_when_blank_lines_follow_the_trailer() {
     assert_eq!(run.code, 2);
     assert_eq!(run.stdout.len(), 60_000 * 22);
 }
+
+#[test]
+fn a_store_left_open_to_others_is_made_private_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("store-modes");
+    let home = s.dir.join("home");
+    let dir = home.join(".sqz");
+    let db = dir.join("sessions.db");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let set =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let run = || {
+        Command::new(bin())
+            .args(["compress", "--cmd", "cargo build"])
+            .env("HOME", &home)
+            .env_remove("SQZ_DB_PATH")
+            .output()
+            .unwrap()
+    };
+    run();
+    assert_eq!((mode(&dir), mode(&db)), (0o700, 0o600));
+    // A store that some other tool or an old umask opened up.
+    set(&dir, 0o777);
+    set(&db, 0o644);
+    run();
+    assert_eq!((mode(&dir), mode(&db)), (0o700, 0o600));
+    // A directory given in SQZ_DB_PATH may be shared: only the files are tightened.
+    let shared = s.dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    set(&shared, 0o755);
+    let mine = shared.join("s.db");
+    sqz(bin(), &mine, &["compress", "--cmd", "ls"], b"x\n", &[]);
+    set(&mine, 0o644);
+    sqz(bin(), &mine, &["compress", "--cmd", "ls"], b"y\n", &[]);
+    assert_eq!((mode(&shared), mode(&mine)), (0o755, 0o600));
+}

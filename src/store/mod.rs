@@ -800,9 +800,36 @@ fn prepare_file(path: &Path) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)
     {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => tighten(path),
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Takes group and other access away from a store made elsewhere or by an older sqz: the
+/// database with its WAL and shared memory, and the directory when it is sqz's own `.sqz`
+/// (a directory given in SQZ_DB_PATH may be shared, and is left as it is). Best effort.
+fn tighten(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let private = |p: &Path, mode: u32| {
+        if let Ok(meta) = std::fs::metadata(p) {
+            let now = meta.permissions().mode() & 0o777;
+            if now & 0o077 != 0 {
+                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(now & mode));
+            }
+        }
+    };
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        private(Path::new(&name), 0o600);
+    }
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| d.file_name() == Some(".sqz".as_ref()))
+    {
+        private(dir, 0o700);
     }
 }
 
