@@ -183,6 +183,37 @@ pub fn respond(
     respond_with(out, status, content_type, "", body)
 }
 
+/// How much of a refused request is read and dropped before its connection closes.
+const DRAIN_LIMIT: u64 = 256 << 20;
+
+/// The next request to serve on a connection to the loopback server on `port`. `None` when
+/// the client closed the connection, or when the request was refused (unreadable: 400, too
+/// large: 413, a foreign `Host` or `Origin`: 403) and answered here; the connection then
+/// ends. What a refused client is still sending is read and dropped first, so it can finish
+/// and read the answer instead of meeting a reset connection.
+pub fn next_request(
+    reader: &mut std::io::BufReader<std::net::TcpStream>,
+    writer: &mut std::net::TcpStream,
+    max_body: usize,
+    port: u16,
+) -> std::io::Result<Option<Request>> {
+    let (status, why): (u16, Vec<u8>) = match read_request(reader, max_body) {
+        Ok(None) => return Ok(None),
+        Ok(Some(request)) => match foreign(&request, port) {
+            None => return Ok(Some(request)),
+            Some(why) => (403, why.to_vec()),
+        },
+        Err(refused) => (refused.status, refused.message.into_bytes()),
+    };
+    respond(writer, status, "text/plain", &why)?;
+    let _ = writer.shutdown(std::net::Shutdown::Write);
+    let _ = std::io::copy(
+        &mut std::io::Read::take(reader, DRAIN_LIMIT),
+        &mut std::io::sink(),
+    );
+    Ok(None)
+}
+
 /// Why a request to the loopback server on `port` is refused (403), if it is: a `Host` that
 /// is not this server, or an `Origin` that is not loopback, so no web page can reach it.
 pub fn foreign(request: &Request, port: u16) -> Option<&'static [u8]> {

@@ -580,6 +580,20 @@ fn http_transport_serves_loopback_and_refuses_other_hosts() {
     let _ = child.wait();
 }
 
+/// `sqz mcp` on stdio in the workspace `work`, with the store at `db` and extra environment.
+fn stdio_server(work: &Path, db: &Path, env: &[(&str, &str)]) -> std::process::Child {
+    Command::new(bin())
+        .arg("mcp")
+        .current_dir(work)
+        .env("SQZ_DB_PATH", db)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn no_dedup_reads_are_whole_and_never_stored() {
     let s = Scratch::new("mcp-nodedup");
@@ -587,15 +601,7 @@ fn no_dedup_reads_are_whole_and_never_stored() {
     std::fs::create_dir_all(&work).unwrap();
     let source = std::fs::read(repo().join("fixtures/cat-rust-source/input.txt")).unwrap();
     std::fs::write(work.join("lib.rs"), &source).unwrap();
-    let mut child = Command::new(bin())
-        .arg("mcp")
-        .current_dir(&work)
-        .env("SQZ_DB_PATH", s.db())
-        .env("SQZ_NO_DEDUP", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_server(&work, &s.db(), &[("SQZ_NO_DEDUP", "1")]);
     let read = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"sqz_read_file\",\"arguments\":{\"path\":\"lib.rs\"}}}\n";
     child
         .stdin
@@ -743,15 +749,7 @@ fn a_fifo_in_the_workspace_is_answered_not_waited_on() {
         .status()
         .unwrap();
     assert!(made.success());
-    let mut child = Command::new(bin())
-        .arg("mcp")
-        .current_dir(&work)
-        .env("SQZ_DB_PATH", s.db())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_server(&work, &s.db(), &[]);
     let requests = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sqz_read_file","arguments":{"path":"fifo"}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sqz_grep","arguments":{"pattern":"needle"}}}"#,
@@ -801,15 +799,7 @@ fn a_few_lines_of_a_huge_log_are_read_without_holding_the_file() {
     }
     std::fs::write(work.join("big.log"), &log).unwrap();
     drop(log);
-    let mut child = Command::new(bin())
-        .arg("mcp")
-        .current_dir(&work)
-        .env("SQZ_DB_PATH", s.db())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_server(&work, &s.db(), &[]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     writeln!(

@@ -392,21 +392,24 @@ fn holds_secret_token(line: &str) -> bool {
     if line.starts_with("PuTTY-User-Key-File-") || line.contains("hooks.slack.com/services/T") {
         return true;
     }
+    // Words without allocating: every output line passes here.
     let words = || {
         line.split(|c: char| {
             c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '=' | '(' | ')')
         })
-        .filter(|w| !w.is_empty())
+        .filter(|w| !w.is_empty() && *w != ":")
     };
-    if words().any(|w| looks_like_token(w) || url_with_token(w) || url_with_password(w)) {
-        return true;
-    }
+    // The word after `key`, if any.
+    let after = |key: &str| words().skip_while(|w| *w != key).nth(1);
     // `machine host login user password SECRET` (.netrc) and `"auth": "BASE64"` (Docker).
-    let all: Vec<&str> = words().filter(|w| *w != ":").collect();
-    all.windows(2).any(|p| {
-        (p[0] == "password" && all.first() == Some(&"machine"))
-            || (matches!(p[0], "auth:" | "auth") && p[1].len() >= 16 && line.contains("\"auth\""))
-    })
+    let netrc = line.starts_with("machine ") && after("password").is_some();
+    let docker = line.contains("\"auth\"")
+        && after("auth")
+            .or_else(|| after("auth:"))
+            .is_some_and(|v| v.len() >= 16);
+    netrc
+        || docker
+        || words().any(|w| looks_like_token(w) || url_with_token(w) || url_with_password(w))
 }
 
 /// `https://TOKEN@host`: a URL whose user part alone is a long token.

@@ -6,7 +6,7 @@ use super::rpc::{self, Message};
 use super::server::{Options, Server};
 use crate::env::Env;
 use crate::error::Error;
-use crate::http::{foreign, read_request, respond, respond_with};
+use crate::http::{next_request, respond, respond_with};
 use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -81,21 +81,9 @@ fn connection(
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
     loop {
-        let request = match read_request(&mut reader, MAX_BODY_BYTES) {
-            Ok(Some(r)) => r,
-            Ok(None) => return Ok(()),
-            Err(why) => {
-                return respond(
-                    &mut writer,
-                    why.status,
-                    "text/plain",
-                    why.message.as_bytes(),
-                )
-            }
+        let Some(request) = next_request(&mut reader, &mut writer, MAX_BODY_BYTES, port)? else {
+            return Ok(());
         };
-        if let Some(why) = foreign(&request, port) {
-            return respond(&mut writer, 403, "text/plain", why);
-        }
         // Loopback keeps other machines out, not other users of this one.
         let presented = request.header("authorization").unwrap_or("");
         if !same_secret(presented.as_bytes(), expected.as_bytes()) {

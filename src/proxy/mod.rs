@@ -12,7 +12,7 @@ pub mod rewrite;
 
 use crate::env::Env;
 use crate::error::Error;
-use crate::http::{foreign, read_request, respond, respond_with, Request};
+use crate::http::{next_request, respond, respond_with, Request};
 use crate::store::Store;
 use rewrite::{Block, Provider};
 use std::collections::{HashMap, HashSet};
@@ -28,8 +28,6 @@ const QUEUE: usize = 64;
 /// Decisions kept; past this the oldest are forgotten (a forgotten block is decided again,
 /// the same way, since the decision depends on its content and the request alone).
 const MEMO_LIMIT: usize = 50_000;
-/// How much of a refused request is read and dropped before the connection closes.
-const DRAIN_LIMIT: u64 = 256 << 20;
 /// How long a connection may sit idle, or a request take to arrive.
 const IDLE: Duration = Duration::from_secs(60);
 
@@ -157,26 +155,9 @@ fn connection(
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
     loop {
-        let request = match read_request(&mut reader, max_body) {
-            Ok(Some(r)) => r,
-            Ok(None) => return Ok(()),
-            Err(why) => {
-                respond(
-                    &mut writer,
-                    why.status,
-                    "text/plain",
-                    why.message.as_bytes(),
-                )?;
-                // Read what the client is still sending, so it can finish and read the
-                // answer instead of meeting a reset connection.
-                let _ = writer.shutdown(std::net::Shutdown::Write);
-                let _ = std::io::copy(&mut reader.take(DRAIN_LIMIT), &mut std::io::sink());
-                return Ok(());
-            }
+        let Some(request) = next_request(&mut reader, &mut writer, max_body, port)? else {
+            return Ok(());
         };
-        if let Some(why) = foreign(&request, port) {
-            return respond(&mut writer, 403, "text/plain", why);
-        }
         let path = request.path.split('?').next().unwrap_or("");
         if path == "/health" {
             respond(&mut writer, 200, "application/json", b"{\"status\":\"ok\"}")?;
