@@ -389,7 +389,7 @@ pub fn redact_label(label: &str) -> std::borrow::Cow<'_, str> {
 /// their form, URLs carrying a token or password, Slack webhooks, `.netrc` passwords, Docker
 /// config `auth` values and PuTTY key files.
 fn holds_secret_token(line: &str) -> bool {
-    if line.starts_with("PuTTY-User-Key-File-") || line.contains("hooks.slack.com/services/T") {
+    if line.starts_with("PuTTY-User-Key-File-") {
         return true;
     }
     // Words without allocating: every output line passes here.
@@ -402,14 +402,36 @@ fn holds_secret_token(line: &str) -> bool {
     // The word after `key`, if any.
     let after = |key: &str| words().skip_while(|w| *w != key).nth(1);
     // `machine host login user password SECRET` (.netrc) and `"auth": "BASE64"` (Docker).
-    let netrc = line.starts_with("machine ") && after("password").is_some();
-    let docker = line.contains("\"auth\"")
+    if line.starts_with("machine ") && after("password").is_some() {
+        return true;
+    }
+    if memchr::memchr(b'"', line.as_bytes()).is_some()
+        && line.contains("\"auth\"")
         && after("auth")
             .or_else(|| after("auth:"))
-            .is_some_and(|v| v.len() >= 16);
-    netrc
-        || docker
-        || words().any(|w| looks_like_token(w) || url_with_token(w) || url_with_password(w))
+            .is_some_and(|v| v.len() >= 16)
+    {
+        return true;
+    }
+    // Tokens, webhooks and URLs with credentials are long words: split on bytes, and look
+    // closer only at words of 10 bytes or more (the shortest token is 19).
+    line.as_bytes()
+        .split(|&b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'"' | b'\'' | b',' | b';' | b'=' | b'(' | b')'
+            )
+        })
+        .filter(|w| w.len() >= 10)
+        .filter_map(|w| std::str::from_utf8(w).ok())
+        .any(|w| {
+            // Every token prefix begins with one of these; every URL holds `://`.
+            (matches!(w.as_bytes()[0], b'g' | b's' | b'x' | b'A' | b'e') && looks_like_token(w))
+                || (memchr::memmem::find(w.as_bytes(), b"://").is_some()
+                    && (w.contains("hooks.slack.com/services/T")
+                        || url_with_token(w)
+                        || url_with_password(w)))
+        })
 }
 
 /// `https://TOKEN@host`: a URL whose user part alone is a long token.
