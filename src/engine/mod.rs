@@ -143,17 +143,16 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     };
     let escaped = matches!(decoded, std::borrow::Cow::Owned(_));
     let raw_text: &str = &decoded;
-    // The colour-stripped text, made once: routed as well as the raw text, and served.
-    let plain = ansi::strip(raw_text);
     let mut route = route::route(label, raw_text);
     // What is served is the colour-stripped text: a secret split by colour codes
-    // (`grep --color=always PASSWORD .env`, `jq -C`) must be found there too.
-    if matches!(route, Route::Normal | Route::Verbatim)
-        && matches!(plain, std::borrow::Cow::Owned(_))
-    {
-        let stripped = route::route(label, &plain);
-        if matches!(stripped, Route::Untouchable(_) | Route::NoStore) {
-            route = stripped;
+    // (`grep --color=always PASSWORD .env`, `jq -C`) must be found there too. The stripped
+    // text is kept to be served, unless routing it showed it must not be.
+    let mut plain = None;
+    if matches!(route, Route::Normal | Route::Verbatim) && raw_text.contains('\x1b') {
+        let stripped = ansi::strip(raw_text);
+        match route::route(label, &stripped) {
+            risky @ (Route::Untouchable(_) | Route::NoStore) => route = risky,
+            _ => plain = Some(stripped),
         }
     }
     // A test run that holds a stack trace may still be summarised by its formatter, which then
@@ -177,7 +176,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     // stay recoverable.
     // Where colour alone tells deleted from added words, the codes stay.
     let agent_text = if store.is_some() && !ansi::colour_carries_meaning(raw_text) {
-        ansi::collapse_returns(plain)
+        ansi::collapse_returns(plain.unwrap_or_else(|| ansi::strip(raw_text)))
     } else {
         std::borrow::Cow::Borrowed(raw_text)
     };
