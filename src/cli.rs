@@ -58,6 +58,8 @@ pub enum Command {
 pub struct Compress {
     pub label: Option<String>,
     pub no_cache: bool,
+    /// The trailer came from the hook's EXIT trap (`trailer::strip_trapped`).
+    pub trap: bool,
     pub text: Option<String>,
 }
 
@@ -223,6 +225,10 @@ static COMPRESS: CommandSpec = CommandSpec {
         Flag::switch(
             "no-abbrev",
             "accepted for compatibility; sqz never abbreviates phrases",
+        ),
+        Flag::switch(
+            "trap",
+            "an EXIT trap printed the trailer: the last one counts even when background output follows",
         ),
     ],
 };
@@ -618,6 +624,7 @@ fn parse_compress(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error>
             Token::Switch("no-cache") => c.no_cache = true,
             // Accepted for scripts written for the original; sqz never abbreviates phrases.
             Token::Switch("no-abbrev") => {}
+            Token::Switch("trap") => c.trap = true,
             Token::Operand(text) if c.text.is_none() => c.text = Some(text.string()?),
             other => return Err(other.unexpected()),
         }

@@ -46,6 +46,34 @@ fn exit_statuses_pass_through_the_trailer() {
     );
 }
 
+/// Under `--trap` (the hook's EXIT-trap form) the last marker line is the trailer even with
+/// background output after it, in memory and when the input is over `SQZ_MAX_INPUT_MB` and
+/// streams through.
+#[test]
+fn late_output_after_a_trapped_trailer_keeps_the_status() {
+    let scratch = Scratch::new("trap");
+    let args = ["compress", "--cmd", "make", "--trap"];
+    let small = b"__SQZ_EXIT_9__\nbuilt\n\n__SQZ_EXIT_3__\nlate from a job\n";
+    let run = sqz(bin(), &scratch.db(), &args, small, &[]);
+    assert_eq!(run.code, 3);
+    assert_eq!(
+        run.stdout_text(),
+        "__SQZ_EXIT_9__\nbuilt\nlate from a job\n"
+    );
+    let mut big = "x".repeat(100).repeat(30_000).into_bytes();
+    big.extend_from_slice(b"\n__SQZ_EXIT_4__\nlate from a job\n\n");
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &args,
+        &big,
+        &[("SQZ_MAX_INPUT_MB", "1")],
+    );
+    assert_eq!(run.code, 4);
+    let want = [&big[..3_000_000], b"late from a job\n\n"].concat();
+    assert!(run.stdout == want, "{} bytes", run.stdout.len());
+}
+
 #[test]
 fn final_newline_is_kept_or_not_as_given() {
     let scratch = Scratch::new("newline");

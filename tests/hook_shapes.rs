@@ -338,10 +338,100 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
     assert_eq!(input.get("timeout").unwrap().as_i64(), Some(9000));
     let command = input.get("command").unwrap().as_str().unwrap();
     assert!(
-        command.ends_with("| sqz compress --cmd 'echo out; echo err >&2; sh -c '\\''exit 5'\\'''")
+        command.ends_with(
+            "| sqz compress --cmd 'echo out; echo err >&2; sh -c '\\''exit 5'\\''' --trap"
+        ),
+        "{command}"
     );
     let run = run(command, "claude-run");
     assert_eq!(run.status, Some(0));
     assert!(run.output.contains("out\nerr\n"), "{}", run.output);
     assert!(run.output.contains("__END 5 "), "{}", run.output);
+}
+
+/// Runs `script` with `shell -c` in a fresh directory with the real `sqz` on PATH; returns the
+/// status and what reached stdout and stderr.
+fn run_in(shell: &str, script: &str, tag: &str) -> (Option<i32>, String) {
+    let bin = Path::new(env!("CARGO_BIN_EXE_sqz"));
+    let scratch = Scratch::new(tag);
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(shell)
+        .arg("-c")
+        .arg(script)
+        .current_dir(&scratch.0)
+        .env("PATH", path)
+        .env("SQZ_DB_PATH", scratch.0.join("store.db"))
+        .env("SQZ_QUIET", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the shell runs");
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
+fn rewrite(command: &str) -> String {
+    match decide(command) {
+        Decision::Rewrite(new) => new,
+        other => panic!("{command}: {other:?}"),
+    }
+}
+
+/// With `set -e` or `set -u` inherited from the agent's shell, a failing command used to end
+/// the left side of the pipeline before the trailer was printed, and sqz exited 0. The status
+/// must be the one the command gives as written, in bash, dash and zsh.
+#[test]
+fn a_failing_command_under_set_e_or_set_u_keeps_its_status() {
+    for shell in ["bash", "dash", "zsh"] {
+        for (options, command) in [
+            ("set -e", "ls /nonexistent-dir"),
+            ("set -e", "echo before; false; echo after"),
+            ("set -u", "echo start; echo $AN_UNSET_VARIABLE; echo after"),
+            ("set -eu", "sh -c 'exit 7'"),
+            ("set -e", "echo fine"),
+        ] {
+            let tag = format!("{shell}-{}", options.len() + command.len());
+            let (want, plain) = run_in(shell, &format!("{options}; {command}"), &tag);
+            let script = format!("{options}; {}", rewrite(command));
+            let (got, routed) = run_in(shell, &script, &tag);
+            // Bash ends its main shell with 127 at an unset variable, and a subshell with 1:
+            // the rewrite, which runs the command in a subshell, can only tell that it failed.
+            if options == "set -u" {
+                assert_eq!(got == Some(0), want == Some(0), "{shell}: {routed}");
+                assert_ne!(got, Some(0), "{shell}: {routed}");
+            } else {
+                assert_eq!(got, want, "{shell}: {options}; {command}\n{routed}");
+            }
+            assert!(!routed.contains("__SQZ_EXIT_"), "{shell}: {routed}");
+            // The lines the command printed before it failed, and no line after it.
+            for line in ["before", "start", "fine"] {
+                assert_eq!(
+                    plain.contains(line),
+                    routed.contains(line),
+                    "{shell}: {routed}"
+                );
+            }
+            assert!(!routed.contains("after"), "{shell}: {routed}");
+        }
+    }
+}
+
+/// A background job the command started may write after the command's side of the pipeline
+/// has ended, so after the trailer: the status used to be lost (sqz exited 0) and the agent
+/// saw `__SQZ_EXIT_3__`. The late output is kept and the status holds.
+#[test]
+fn background_output_after_the_trailer_keeps_the_status() {
+    let command = "echo first; sh -c '(sleep 1; echo late) & exit 3'";
+    let (status, output) = run_in("bash", &rewrite(command), "late");
+    assert_eq!(status, Some(3), "{output}");
+    assert_eq!(output, "first\nlate\n");
+    // The form of an install made before the trap, for comparison: the marker shows.
+    let legacy = sqz::hook::rewrite::wrap(command, sqz::hook::rewrite::Shape::Printf);
+    let (status, output) = run_in("bash", &legacy, "late-legacy");
+    assert_eq!(status, Some(0));
+    assert!(output.contains("__SQZ_EXIT_3__"), "{output}");
 }

@@ -614,3 +614,56 @@ fn uninstall_in_the_wrong_scope_says_where_sqz_is_still_set_up() {
     );
     assert!(!out.contains("still set up"), "{out}");
 }
+
+/// An install from before the EXIT trap allows the trailer's `printf`, not the trap. Doctor
+/// says the rules are old; init replaces the printf rule with the trap's, once; uninstall
+/// takes either away.
+#[test]
+fn init_replaces_the_printf_rule_of_an_older_install() {
+    let t = Tree::new("legacy-rule");
+    t.write(
+        "home/.claude/settings.json",
+        r#"{"permissions":{"allow":["Bash(ls:*)"]}}"#,
+    );
+    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}");
+    let current = t.read("home/.claude/settings.json");
+    let escaped = |rule: &str| {
+        let mut s = String::new();
+        sqz::json::write_string(&mut s, rule);
+        s
+    };
+    let trap = escaped(sqz::hook::rewrite::ALLOW_RULES[1]);
+    assert!(current.contains(&trap), "{current}");
+    let older = current.replace(&trap, &escaped(sqz::hook::rewrite::LEGACY_RULE));
+    t.write("home/.claude/settings.json", &older);
+    let (doctor, _, _) = t.sqz(&["doctor"]);
+    assert!(doctor.contains("allow rules from an older sqz"), "{doctor}");
+    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}");
+    let written = t.read("home/.claude/settings.json");
+    let rules: Vec<String> = json(&written)
+        .get("permissions")
+        .and_then(|p| p.get("allow"))
+        .and_then(|a| a.as_array())
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str().map(str::to_string))
+        .collect();
+    let mut want = vec!["Bash(ls:*)".to_string()];
+    want.extend(
+        sqz::hook::rewrite::ALLOW_RULES
+            .iter()
+            .map(|r| r.to_string()),
+    );
+    assert_eq!(rules, want, "{written}");
+    let (doctor, _, _) = t.sqz(&["doctor"]);
+    assert!(!doctor.contains("older sqz"), "{doctor}");
+    t.write("home/.claude/settings.json", &older);
+    t.sqz(&["uninstall", "--global"]);
+    let left = t.read("home/.claude/settings.json");
+    assert!(
+        !left.contains("SQZ_EXIT") && !left.contains("sqz"),
+        "{left}"
+    );
+}

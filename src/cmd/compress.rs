@@ -7,6 +7,7 @@ use crate::clock::now_ms;
 use crate::engine::trailer;
 use crate::env::Env;
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::io::{IsTerminal, Read, Write};
 
 pub fn run(args: &Compress, env: &Env) -> Result<u8> {
@@ -18,7 +19,9 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
             interrupt::catch();
             match read_bounded(ceiling) {
                 Ok(Input::Whole(bytes)) => bytes,
-                Ok(Input::Oversized(head)) => return Ok(stream_oversized(head, env) as u8),
+                Ok(Input::Oversized(head)) => {
+                    return Ok(stream_oversized(head, args.trap, ceiling, env) as u8)
+                }
                 Ok(Input::Interrupted(read, signal)) => {
                     // Killed mid-command: what was read goes out as it came, and sqz ends
                     // the way the signal asks.
@@ -30,9 +33,12 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
         }
     };
     let (body, exit_code) = if args.text.is_some() {
-        (&input[..], None)
+        (Cow::Borrowed(&input[..]), None)
+    } else if args.trap {
+        trailer::strip_trapped(&input)
     } else {
-        trailer::strip(&input)
+        let (body, code) = trailer::strip(&input);
+        (Cow::Borrowed(body), code)
     };
     let code = exit_code.unwrap_or(0);
     let no_cache = args.no_cache || env.no_dedup;
@@ -41,7 +47,7 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
         Ok((store, notice)) => (Some(store), notice),
         Err(e) => (None, Some(format!("sqz: {e}; nothing stored"))),
     };
-    let served = crate::serve::compress(&label, body, store.as_mut(), no_cache, env, now_ms());
+    let served = crate::serve::compress(&label, &body, store.as_mut(), no_cache, env, now_ms());
     emit(&served.stdout, served.header.as_deref(), env);
     // Errors always print; the informational passthrough reason is silenced by SQZ_QUIET.
     for problem in store_problem.into_iter().chain(served.notice) {
@@ -166,13 +172,16 @@ mod interrupt {
 }
 
 /// Streams an input over the ceiling straight through, holding back only enough bytes to
-/// strip a final exit trailer, so it is never held in memory twice.
-fn stream_oversized(head: Vec<u8>, env: &Env) -> i32 {
+/// strip a final exit trailer, so it is never held in memory twice. Under `--trap` a marker
+/// line seen on the way is held back with what follows it (up to the ceiling again), since
+/// background output may come after the trailer.
+fn stream_oversized(head: Vec<u8>, trap: bool, ceiling: usize, env: &Env) -> i32 {
     let mut out = std::io::stdout().lock();
     let mut pending = head;
     let mut chunk = vec![0u8; 1 << 16];
     let mut stdin = std::io::stdin().lock();
     let mut broken = false;
+    let (mut scanned, mut marker_at): (usize, Option<usize>) = (0, None);
     loop {
         // A trailer may be followed by any number of line breaks: those are held back too.
         let breaks = pending
@@ -180,13 +189,32 @@ fn stream_oversized(head: Vec<u8>, env: &Env) -> i32 {
             .rev()
             .take_while(|b| matches!(b, b'\n' | b'\r'))
             .count();
-        let hold = trailer::MAX_TRAILER_LEN + breaks;
+        let mut hold = trailer::MAX_TRAILER_LEN + breaks;
+        if trap {
+            // Only the bytes not searched yet, and a trailer's length before them.
+            let from = scanned.saturating_sub(trailer::MAX_TRAILER_LEN);
+            if let Some(marker) = trailer::last_marker_line(&pending, from) {
+                marker_at = Some(marker.start);
+            }
+            scanned = pending.len();
+            if let Some(start) = marker_at {
+                // The marker line, the line break before it, and all that came after.
+                let held = pending.len() - start.saturating_sub(2);
+                if held <= ceiling {
+                    hold = hold.max(held);
+                } else {
+                    marker_at = None;
+                }
+            }
+        }
         if pending.len() > hold {
             let cut = pending.len() - hold;
             if !broken && out.write_all(&pending[..cut]).is_err() {
                 broken = true;
             }
             pending.drain(..cut);
+            scanned -= cut.min(scanned);
+            marker_at = marker_at.map(|start| start - cut);
         }
         match stdin.read(&mut chunk) {
             Ok(0) => break,
@@ -195,9 +223,14 @@ fn stream_oversized(head: Vec<u8>, env: &Env) -> i32 {
             Err(_) => break,
         }
     }
-    let (body, code) = trailer::strip(&pending);
+    let (body, code) = if trap {
+        trailer::strip_trapped(&pending)
+    } else {
+        let (body, code) = trailer::strip(&pending);
+        (Cow::Borrowed(body), code)
+    };
     if !broken {
-        let _ = out.write_all(body).and_then(|()| out.flush());
+        let _ = out.write_all(&body).and_then(|()| out.flush());
     }
     if tells_a_person(env) {
         eprintln!(

@@ -55,7 +55,7 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
         Client::Claude => claude::pre_answer(payload, |cwd| {
             let files =
                 claude::settings_files(env.home.as_deref(), env.claude_config_dir.as_deref(), cwd);
-            claude::allow_rules_present(&files)
+            claude::allowed_shape(&files)
         }),
         Client::ClaudePost => {
             let now = now_ms();

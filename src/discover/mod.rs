@@ -446,7 +446,9 @@ impl<'a> Session<'a> {
         };
         match c.tool.as_str() {
             "Bash" => {
-                let pre = pre_answer(&payload(c, "PreToolUse"), |_| true);
+                let pre = pre_answer(&payload(c, "PreToolUse"), |_| {
+                    Some(crate::hook::rewrite::Shape::Trap)
+                });
                 if pre.rewrote() {
                     self.rewritten(c, raw_text, now).unwrap_or_else(unchanged)
                 } else if c.is_error {

@@ -5,7 +5,7 @@
 //! `cmd/hook.rs` hands it to `pre_answer`.
 
 use super::answer::{self, Answer};
-use super::rewrite::{decide, Decision, ALLOW_RULES};
+use super::rewrite::{decide, wrap, Decision, Shape, ALLOW_RULES, LEGACY_RULE};
 use crate::json::{self, Value};
 use crate::serve::{Backend, Served};
 use crate::store::EventKind;
@@ -30,8 +30,10 @@ pub fn settings_files(
     files
 }
 
-/// Whether every rule in `ALLOW_RULES` is in some file's `permissions.allow`.
-pub fn allow_rules_present(files: &[PathBuf]) -> bool {
+/// The rewrite the allow rules in the files' `permissions.allow` accept: `Shape::Trap` with
+/// every rule in `ALLOW_RULES`, `Shape::Printf` with the rules of an install made before the
+/// trap, none without them.
+pub fn allowed_shape(files: &[PathBuf]) -> Option<Shape> {
     let mut found = Vec::new();
     for file in files {
         let Ok(text) = std::fs::read_to_string(file) else {
@@ -47,9 +49,16 @@ pub fn allow_rules_present(files: &[PathBuf]) -> bool {
             .unwrap_or(&[]);
         found.extend(allow.iter().filter_map(Value::as_str).map(str::to_string));
     }
-    ALLOW_RULES
-        .iter()
-        .all(|rule| found.iter().any(|f| f == rule))
+    let has = |rule: &str| found.iter().any(|f| f == rule);
+    if !has(ALLOW_RULES[0]) {
+        None
+    } else if has(ALLOW_RULES[1]) {
+        Some(Shape::Trap)
+    } else if has(LEGACY_RULE) {
+        Some(Shape::Printf)
+    } else {
+        None
+    }
 }
 
 /// The payload as a JSON object.
@@ -83,9 +92,9 @@ fn bash_command(value: Value) -> Result<(Value, String), Answer> {
     }
 }
 
-/// The PreToolUse answer; `rules_present` says, for the payload's `cwd`, whether the allow
-/// rules `sqz init` adds are in the user's settings.
-pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bool) -> Answer {
+/// The PreToolUse answer; `allowed` says, for the payload's `cwd`, which rewrite the allow
+/// rules in the user's settings accept (see `allowed_shape`).
+pub fn pre_answer(payload: &str, allowed: impl FnOnce(Option<&Path>) -> Option<Shape>) -> Answer {
     let (value, command) = match bash_call(payload) {
         Ok(call) => call,
         Err(answer) => return answer,
@@ -96,12 +105,14 @@ pub fn pre_answer(payload: &str, rules_present: impl FnOnce(Option<&Path>) -> bo
     if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
         return Answer::unchanged();
     }
-    let Decision::Rewrite(new) = decide(&command) else {
+    let Decision::Rewrite(mut new) = decide(&command) else {
         return Answer::unchanged();
     };
     let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
-    if !rules_present(cwd) {
-        return Answer::leave("the allow rules are missing (run sqz init)");
+    match allowed(cwd) {
+        Some(Shape::Trap) => {}
+        Some(Shape::Printf) => new = wrap(&command, Shape::Printf),
+        None => return Answer::leave("the allow rules are missing (run sqz init)"),
     }
     let mut updated = input.clone();
     updated.set("command", Value::str(&new));
@@ -194,7 +205,7 @@ mod tests {
     fn pre_rewrites_keeping_every_field() {
         let answer = pre_answer(&pre_payload("git status", ""), |cwd| {
             assert_eq!(cwd, Some(Path::new("/proj")));
-            true
+            Some(Shape::Trap)
         });
         assert_eq!(answer.left, None);
         let v = json::parse(&answer.json).unwrap();
@@ -215,11 +226,17 @@ mod tests {
         assert_eq!(input.get("description").unwrap().as_str(), Some("Run it"));
         assert_eq!(input.get("timeout").unwrap().as_i64(), Some(120000));
         assert!(!answer.json.contains("allow\""));
+        // An install from before the EXIT trap still gets the form its rules accept.
+        let legacy = pre_answer(&pre_payload("git status", ""), |_| Some(Shape::Printf));
+        let v = json::parse(&legacy.json).unwrap();
+        let input = v.get("hookSpecificOutput").unwrap().get("updatedInput");
+        let command = input.unwrap().get("command").unwrap().as_str();
+        assert_eq!(command, Some(wrap("git status", Shape::Printf).as_str()));
     }
 
     #[test]
     fn pre_leaves_without_the_allow_rules() {
-        let answer = pre_answer(&pre_payload("git status", ""), |_| false);
+        let answer = pre_answer(&pre_payload("git status", ""), |_| None);
         assert_eq!(answer.json, "{}");
         assert!(answer.left.unwrap().contains("sqz init"));
     }
@@ -239,13 +256,15 @@ mod tests {
             r#"{"tool_name":"Bash"}"#.to_string(),
         ];
         for payload in cases {
-            let answer = pre_answer(&payload, |_| true);
+            let answer = pre_answer(&payload, |_| Some(Shape::Trap));
             assert_eq!(answer.json, "{}", "{payload}");
             assert!(!answer.json.contains("permissionDecision"));
         }
-        let bad = pre_answer("{not json", |_| true);
+        let bad = pre_answer("{not json", |_| Some(Shape::Trap));
         assert!(bad.left.unwrap().contains("malformed"));
-        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| true);
+        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| {
+            Some(Shape::Trap)
+        });
         assert!(other.left.unwrap().contains("not a Bash call"));
     }
 
@@ -345,7 +364,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".claude")).unwrap();
         std::fs::create_dir_all(proj.join(".claude")).unwrap();
         let files = settings_files(Some(&home), None, Some(&proj));
-        assert!(!allow_rules_present(&files));
+        assert_eq!(allowed_shape(&files), None);
         let rule = |r: &str| {
             let mut s = String::new();
             json::write_string(&mut s, r);
@@ -359,7 +378,13 @@ mod tests {
             ),
         )
         .unwrap();
-        assert!(!allow_rules_present(&files));
+        assert_eq!(allowed_shape(&files), None);
+        std::fs::write(
+            proj.join(".claude/settings.json"),
+            format!(r#"{{"permissions":{{"allow":[{}]}}}}"#, rule(LEGACY_RULE)),
+        )
+        .unwrap();
+        assert_eq!(allowed_shape(&files), Some(Shape::Printf));
         std::fs::write(
             proj.join(".claude/settings.local.json"),
             format!(
@@ -368,7 +393,7 @@ mod tests {
             ),
         )
         .unwrap();
-        assert!(allow_rules_present(&files));
+        assert_eq!(allowed_shape(&files), Some(Shape::Trap));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

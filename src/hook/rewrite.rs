@@ -8,7 +8,21 @@
 /// The allow rules `sqz init` adds so a client that checks permissions against the rewritten
 /// command accepts the parts the rewrite adds, and nothing more. The hook rewrites only once
 /// these are present.
-pub const ALLOW_RULES: [&str; 2] = ["Bash(sqz compress --cmd:*)", trailer::ALLOW_RULE];
+pub const ALLOW_RULES: [&str; 2] = ["Bash(sqz compress --cmd:*)", trailer::TRAP_RULE];
+
+/// The trailer's rule in installs made before the EXIT trap: with it instead of
+/// `trailer::TRAP_RULE`, the hook rewrites in the `Shape::Printf` form.
+pub const LEGACY_RULE: &str = trailer::ALLOW_RULE;
+
+/// How the rewritten command carries the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// An EXIT trap prints the trailer however the command's side ends (`set -e`, `set -u`,
+    /// `exit`), and `sqz compress --trap` keeps output that background jobs write after it.
+    Trap,
+    /// A `printf` after the command, for clients whose allow rules predate the trap.
+    Printf,
+}
 
 /// What to do with one command.
 #[derive(Debug, PartialEq, Eq)]
@@ -22,8 +36,13 @@ pub enum Decision {
 use super::lexer::{self, is_assignment};
 use crate::engine::trailer;
 
-/// Decides for `command`.
+/// Decides for `command`, rewriting in the `Shape::Trap` form.
 pub fn decide(command: &str) -> Decision {
+    decide_as(command, Shape::Trap)
+}
+
+/// Decides for `command`, rewriting in the given form.
+pub fn decide_as(command: &str, shape: Shape) -> Decision {
     if command.trim().is_empty() {
         return Decision::Leave("empty command");
     }
@@ -37,20 +56,29 @@ pub fn decide(command: &str) -> Decision {
         return Decision::Leave("control characters");
     }
     match lexer::analyse(command, check_simple) {
-        Ok(()) => Decision::Rewrite(wrap(command)),
+        Ok(()) => Decision::Rewrite(wrap(command, shape)),
         Err(reason) => Decision::Leave(reason),
     }
 }
 
-/// The rewritten command. The inner group ends on its own line so a trailing comment cannot
-/// swallow it, and its `2>&1` applies to the whole command while redirections written inside
-/// still win.
-fn wrap(command: &str) -> String {
-    format!(
-        "{{ {{ {command}\n}} 2>&1; {}; }} | sqz compress --cmd {}",
-        trailer::PRINTF,
-        quote(command)
-    )
+/// The rewritten command. The command ends on its own line so a trailing comment cannot
+/// swallow what follows, and its `2>&1` applies to the whole command while redirections
+/// written inside still win. In the trap form the command runs in its own subshell: zsh ends a
+/// shell at an unset variable under `set -u` without running its EXIT trap, so the trap must
+/// sit one level out.
+pub fn wrap(command: &str, shape: Shape) -> String {
+    match shape {
+        Shape::Trap => format!(
+            "{{ {}; ( {command}\n) 2>&1; }} | sqz compress --cmd {} --trap",
+            trailer::TRAP,
+            quote(command)
+        ),
+        Shape::Printf => format!(
+            "{{ {{ {command}\n}} 2>&1; {}; }} | sqz compress --cmd {}",
+            trailer::PRINTF,
+            quote(command)
+        ),
+    }
 }
 
 /// Single-quotes `s` for the shell.
@@ -356,6 +384,13 @@ mod tests {
     fn the_rewrite_shape() {
         assert_eq!(
             decide("echo 'it'"),
+            Decision::Rewrite(
+                "{ trap 'printf \"\\n__SQZ_EXIT_%d__\\n\" \"$?\"' EXIT; ( echo 'it'\n) 2>&1; } | sqz compress --cmd 'echo '\\''it'\\''' --trap"
+                    .into()
+            )
+        );
+        assert_eq!(
+            decide_as("echo 'it'", Shape::Printf),
             Decision::Rewrite(
                 "{ { echo 'it'\n} 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; } | sqz compress --cmd 'echo '\\''it'\\'''"
                     .into()

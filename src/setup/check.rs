@@ -252,8 +252,16 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        let legacy = allow.contains(&crate::hook::rewrite::LEGACY_RULE);
         for rule in crate::hook::rewrite::ALLOW_RULES {
-            if !allow.contains(&rule) {
+            if allow.contains(&rule) {
+                continue;
+            }
+            if legacy && rule == crate::engine::trailer::TRAP_RULE {
+                notes.push(format!(
+                    "{shown}: allow rules from an older sqz; under set -e a failing command reads as success until `sqz init` runs again"
+                ));
+            } else {
                 notes.push(format!("{shown}: allow rule missing: {rule}"));
             }
         }

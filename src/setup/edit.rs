@@ -171,6 +171,8 @@ pub(super) fn claude_add(doc: &mut Value) -> Merged {
     }
     let perms = object_at(doc, "permissions").ok_or("`permissions` is not an object")?;
     let allow = array_at(perms, "allow").ok_or("`permissions.allow` is not an array")?;
+    // The printf rule of an install made before the EXIT trap gives way to the trap's.
+    allow.retain(|r| r.as_str() != Some(crate::hook::rewrite::LEGACY_RULE));
     for rule in crate::hook::rewrite::ALLOW_RULES {
         if !allow.iter().any(|r| r.as_str() == Some(rule)) {
             allow.push(Value::str(rule));
@@ -191,8 +193,10 @@ pub(super) fn claude_remove(doc: &mut Value) -> bool {
     {
         let before = allow.len();
         allow.retain(|r| {
-            !r.as_str()
-                .is_some_and(|r| crate::hook::rewrite::ALLOW_RULES.contains(&r))
+            !r.as_str().is_some_and(|r| {
+                crate::hook::rewrite::ALLOW_RULES.contains(&r)
+                    || r == crate::hook::rewrite::LEGACY_RULE
+            })
         });
         if allow.len() != before {
             removed = true;
