@@ -1045,3 +1045,56 @@ fn a_store_left_open_to_others_is_made_private_again() {
     sqz(bin(), &mine, &["compress", "--cmd", "ls"], b"y\n", &[]);
     assert_eq!((mode(&shared), mode(&mine)), (0o755, 0o600));
 }
+
+/// `sqz expand`, `recall` and `stats` only read: on a store whose directory is a read-only
+/// mount they used to exit 3 ("cannot open") once the WAL had been checkpointed away. They
+/// read it read-only now, with or without a WAL beside it. The mount is made in a private
+/// mount namespace (`unshare -m`), so nothing outside the test sees it.
+#[test]
+fn expand_reads_a_store_on_a_read_only_mount() {
+    let scratch = Scratch::new("read-only");
+    let output = build_log("read-only");
+    let first = compress(bin(), &scratch.db(), "make", output.as_bytes());
+    assert_eq!(first.code, 0);
+    let hash = &hash16(output.as_bytes())[..12];
+    let store_dir = scratch.db().parent().unwrap().to_path_buf();
+    let read_only = |command: &str| {
+        let script = format!(
+            "mount --bind -o ro '{dir}' '{dir}' && touch '{dir}/probe' 2>/dev/null && exit 99; \
+             SQZ_DB_PATH='{db}' '{bin}' {command}",
+            dir = store_dir.display(),
+            db = scratch.db().display(),
+            bin = bin().display()
+        );
+        let out = Command::new("unshare")
+            .args(["-m", "sh", "-c", &script])
+            .output()
+            .expect("unshare runs");
+        assert_ne!(out.status.code(), Some(99), "the mount is not read-only");
+        (
+            out.status.code(),
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for wal in [true, false] {
+        if !wal {
+            // The WAL checkpointed into the database and removed, as SQLite does when its last
+            // connection closes normally.
+            let conn = rusqlite::Connection::open(scratch.db()).unwrap();
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .unwrap();
+            drop(conn);
+            assert!(!store_dir.join("sessions.db-wal").exists());
+        }
+        let (code, stdout, stderr) = read_only(&format!("expand {hash}"));
+        assert_eq!(code, Some(0), "wal {wal}: {stderr}");
+        assert!(stdout == output.as_bytes(), "wal {wal}: {stderr}");
+        let (code, stdout, stderr) = read_only("stats --json");
+        assert_eq!(code, Some(0), "wal {wal}: {stderr}");
+        assert!(
+            String::from_utf8_lossy(&stdout).contains("\"calls\""),
+            "{stderr}"
+        );
+    }
+}

@@ -19,3 +19,13 @@ pub(super) fn open_store(env: &Env) -> Result<Store> {
     }
     Ok(store)
 }
+
+/// `open_store` for a command that only reads: a store that cannot be opened for writing (a
+/// read-only mount, a file the user may only read) is opened read-only instead, and what the
+/// command would have recorded is left out.
+pub(super) fn open_store_to_read(env: &Env) -> Result<Store> {
+    match open_store(env) {
+        Ok(store) => Ok(store),
+        Err(e) => Store::open_read_only(&env.db_path).map_err(|_| e),
+    }
+}

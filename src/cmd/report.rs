@@ -14,7 +14,7 @@ fn rows_since(env: &Env, since: i64) -> Result<Vec<EventRow>> {
     if !env.db_path.is_file() {
         return Ok(Vec::new());
     }
-    let store: Store = super::io::open_store(env)?;
+    let store: Store = super::io::open_store_to_read(env)?;
     store
         .events_since(since)
         .map_err(|e| Error::failed(e.to_string()))

@@ -283,6 +283,53 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only, where it cannot be written: a read-only mount,
+    /// or a file the user may read but not write. Nothing is created, migrated or tightened.
+    /// Without a WAL file beside it the database is all in its main file and is opened as
+    /// immutable, since SQLite could not create the shared-memory file it otherwise needs.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let err = |e: rusqlite::Error| StoreError::from_sqlite(path, e);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut uri = String::from("file:");
+        for c in path.to_string_lossy().chars() {
+            match c {
+                '%' => uri.push_str("%25"),
+                '?' => uri.push_str("%3f"),
+                '#' => uri.push_str("%23"),
+                c => uri.push(c),
+            }
+        }
+        uri.push_str(if Path::new(&wal).exists() {
+            "?mode=ro"
+        } else {
+            "?immutable=1"
+        });
+        let conn = Connection::open_with_flags(&uri, flags).map_err(err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(err)?;
+        if version != schema::VERSION {
+            return Err(StoreError {
+                path: path.to_path_buf(),
+                message: format!(
+                    "read-only, and its schema v{version} is not this sqz's v{}",
+                    schema::VERSION
+                ),
+                corrupt: false,
+            });
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
