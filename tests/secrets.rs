@@ -66,12 +66,16 @@ fn secrets_in_formats_once_missed_are_not_stored() {
         "machine api.example.test login bob password hunter2netrc",
         "posting to https://hooks.slack.com/services/T0001/B0001/hunter2slack",
         "dsn https://hunter2sentry0123456789abcdef@o1.ingest.sentry.io/7",
+        ".dockerconfigjson: eyJhdXRocyI6hunter2dockerconfigjson0123456789=",
+        "  \".dockerconfigjson\": \"eyJhdXRocyI6hunter2dockerjson0123456789\",",
+        "bob  77  0.0  0.0  9000  2000 ?  S  10:03 0:00 curl -u deploy:hunter2curl https://x",
+        "ci   78  0.3  0.2 99120 20480 ?  Sl 10:02 0:04 node deploy.js --api-key=hunter2flag",
     ] {
         let s = Scratch::new("secret-format");
         // The part of each line that must not be stored.
         let secret = line
             .split(|c: char| !c.is_ascii_alphanumeric())
-            .find(|w| w.starts_with("hunter2"))
+            .find(|w| w.contains("hunter2"))
             .unwrap();
         let input = format!("{}{line}\n{}", build_log(), build_log());
         let run = compress(bin(), &s.db(), "env", input.as_bytes());
@@ -124,4 +128,31 @@ fn prose_and_columns_that_name_passwords_still_compress() {
     let out = String::from_utf8(run.stdout).unwrap();
     assert!(out.contains("the password reset flow has no rate limit"));
     assert!(out.contains("users.password_hash"));
+}
+
+/// `ps` shows every process's command line, and a MySQL client started with `-pSECRET` shows
+/// its password there. A real `ps aux`, with such a process running, is not stored.
+#[test]
+fn a_mysql_password_in_ps_output_is_not_stored() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("secret-ps");
+    let client = s.dir.join("mysql");
+    std::fs::write(&client, "#!/bin/sh\nsleep 30\n").unwrap();
+    std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut running = Command::new(&client)
+        .args(["-uroot", "-phunter2ps", "-h", "db.internal", "app"])
+        .spawn()
+        .unwrap();
+    let ps = Command::new("ps").args(["aux"]).output().unwrap();
+    let _ = running.kill();
+    let _ = running.wait();
+    let listing = String::from_utf8_lossy(&ps.stdout).into_owned();
+    assert!(listing.contains("-phunter2ps"), "ps shows the command line");
+    let run = compress(bin(), &s.db(), "ps aux", listing.as_bytes());
+    assert_eq!(run.code, 0);
+    assert!(String::from_utf8_lossy(&run.stdout).contains("-phunter2ps"));
+    assert!(
+        !store_holds(&s.db(), "hunter2ps"),
+        "the password was stored"
+    );
 }

@@ -212,7 +212,13 @@ pub fn is_credential_line(t: &str) -> bool {
     {
         return false;
     }
-    secret_key_name(key) || url_with_password(value)
+    secret_key_name(key) || docker_config_key(key) || url_with_password(value)
+}
+
+/// The keys under which Kubernetes keeps a registry login: the whole Docker config, base64,
+/// with every `auth` in it.
+fn docker_config_key(key: &str) -> bool {
+    key.eq_ignore_ascii_case(".dockerconfigjson") || key.eq_ignore_ascii_case(".dockercfg")
 }
 
 /// `1.2.1`, `^4.17.21`, `~0.3`: a dependency version in a manifest, not a secret.
@@ -387,9 +393,9 @@ pub fn redact_label(label: &str) -> std::borrow::Cow<'_, str> {
 
 /// The secrets a line may hold whatever key it is under, one rule a row: tokens known by
 /// their form, URLs carrying a token or password, Slack webhooks, `.netrc` passwords, Docker
-/// config `auth` values and PuTTY key files.
+/// config `auth` values, PuTTY key files, and command lines with a password in them.
 fn holds_secret_token(line: &str) -> bool {
-    if line.starts_with("PuTTY-User-Key-File-") {
+    if line.starts_with("PuTTY-User-Key-File-") || command_with_password(line) {
         return true;
     }
     // Words without allocating: every output line passes here.
@@ -432,6 +438,48 @@ fn holds_secret_token(line: &str) -> bool {
                         || url_with_token(w)
                         || url_with_password(w)))
         })
+}
+
+/// A command line, as `ps`, a shell history or a script shows it, with a password among its
+/// arguments: `mysql … -pSECRET`, `--password=SECRET` (or a flag whose value is
+/// `password=SECRET`), `curl -u user:SECRET`. Cheap substring checks come first: every output
+/// line passes here.
+fn command_with_password(line: &str) -> bool {
+    let has = |needle: &[u8]| memchr::memmem::find(line.as_bytes(), needle).is_some();
+    let words = || line.split_ascii_whitespace();
+    if has(b"mysql") || has(b"mariadb") {
+        let mut client = false;
+        for word in words() {
+            let name = word.rsplit('/').next().unwrap_or(word);
+            if name.starts_with("mysql") || name == "mariadb" {
+                client = true;
+            } else if client && word.starts_with("-p") && word.len() > 2 {
+                return true;
+            }
+        }
+    }
+    if has(b"--") && has(b"=") {
+        let secret_pair = |pair: &str| {
+            pair.split_once('=')
+                .is_some_and(|(key, value)| !value.is_empty() && secret_key_name(key))
+        };
+        let flagged = words().filter_map(|w| w.strip_prefix("--")).any(|flag| {
+            secret_pair(flag) || flag.split_once('=').is_some_and(|(_, v)| secret_pair(v))
+        });
+        if flagged {
+            return true;
+        }
+    }
+    if has(b"curl") && (has(b"-u") || has(b"--user")) {
+        let mut user_next = false;
+        for word in words() {
+            if user_next && word.split_once(':').is_some_and(|(_, p)| !p.is_empty()) {
+                return true;
+            }
+            user_next = matches!(word, "-u" | "--user");
+        }
+    }
+    false
 }
 
 /// `https://TOKEN@host`: a URL whose user part alone is a long token.
@@ -772,6 +820,13 @@ mod tests {
             "webhook: https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
             "PuTTY-User-Key-File-3: ssh-ed25519",
             "mysql://root:hunter2@db:3306/app",
+            "root  4242  0.0  0.1  24412  9876 ?  S  10:00  0:00 mysql -uroot -pS3cretps -h db",
+            "dev   4243  0.0  0.0   8840  3120 pts/1 S+ 10:01 0:00 /usr/bin/mysqldump -pS3cret app",
+            "ci    4244  0.3  0.2  99120 20480 ?  Sl 10:02 0:04 node deploy.js --api-key=abc123def",
+            "kubectl create secret generic db --from-literal=password=S3cretlit",
+            "ci    4245  0.0  0.0   9000  2000 ?  S  10:03 0:00 curl -u deploy:S3cretcurl https://x",
+            ".dockerconfigjson: eyJhdXRocyI6eyJyZWdpc3RyeS5leGFtcGxlIjp7ImF1dGgiOiJZbTlpIn19fQ==",
+            "\".dockerconfigjson\": \"eyJhdXRocyI6eyJyZWdpc3RyeS5leGFtcGxlIjp7fX19\",",
         ];
         for row in rows {
             assert_eq!(
@@ -787,6 +842,11 @@ mod tests {
             "Successfully installed sk-video-1.1.10 scikit-learn-1.5.2",
             "eyJ is how base64 JSON begins",
             "   Compiling ghp_parser v0.1.0",
+            "root  4246  0.0  0.1  24412  9876 ?  S  10:00  0:00 mysqld --port=3306 -P 3306",
+            "mysql -p",
+            "tool --password-file=/run/secrets/db --token-count=5",
+            "curl -u deploy https://x",
+            "type: kubernetes.io/dockerconfigjson",
         ] {
             assert_eq!(untouchable(line), None, "{line}");
         }
