@@ -188,7 +188,7 @@ fn is_time_or_year(w: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
     (w.len() == 4 && digits(w))
         || w.split_once(':')
-            .is_some_and(|(h, m)| h.len() <= 2 && digits(h) && m.len() >= 2 && digits(&m[..2]))
+            .is_some_and(|(h, m)| h.len() <= 2 && digits(h) && m.get(..2).is_some_and(digits))
 }
 
 fn is_iso_date(w: &str) -> bool {
@@ -241,6 +241,13 @@ mod tests {
         let doc = Doc::new("ls -la node_modules", text);
         let pieces = format(&doc).expect("formats");
         crate::fmt::render_checked(&doc, &pieces, "abc")
+    }
+
+    #[test]
+    fn a_time_whose_minutes_cut_a_character_is_no_time() {
+        assert!(!is_time_or_year("14:1\u{feff}"));
+        let line = "-rw-r--r-- 1 root root 5 Dec  2 14:1\u{feff} notes.txt";
+        assert!(parse_row(line).is_none());
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! `cargo xtask …`: the fixture report, benchmarks, tokenizer accuracy and release builds.
+//! `cargo xtask …`: the fixture report, benchmarks, tokenizer accuracy, release builds and fuzzing.
 //! Heavier dependencies (tiktoken-rs, libc) live here, never in the shipped binary.
 
 mod bench;
 mod dist;
+mod fuzz;
 mod quality;
 mod sessions;
 mod tokcheck;
@@ -13,12 +14,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <quality|sessions|bench|tokcheck|dist>
+const USAGE: &str = "usage: cargo xtask <quality|sessions|bench|tokcheck|dist|fuzz>
   quality    per-fixture and per-formatter table: tokens, reduction, facts, regressions
   sessions   sqz discover --replay on the real sessions in ../shared/sessions
   bench      the performance budgets of SPEC §12 with measured medians
   tokcheck   tokenizer accuracy against exact cl100k (tiktoken-rs)
-  dist       static release build into dist/ with a .sha256 beside it";
+  dist       static release build into dist/ with a .sha256 beside it
+  fuzz       random and mutational fuzzing of every parser (--help for its options)";
 
 fn main() -> ExitCode {
     let root = workspace_root();
@@ -29,6 +31,10 @@ fn main() -> ExitCode {
         "bench" => bench::run(&root),
         "tokcheck" => tokcheck::run(&root),
         "dist" => dist::run(&root),
+        "fuzz" => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            fuzz::run(&root, &args)
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -60,5 +66,5 @@ pub fn release_binary(root: &Path) -> Result<PathBuf, String> {
     if !status.success() {
         return Err("cargo build --release failed".into());
     }
-    Ok(root.join("target").join("release").join("sqz"))
+    Ok(dist::target_dir(root).join("release").join("sqz"))
 }

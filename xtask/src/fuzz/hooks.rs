@@ -1,0 +1,395 @@
+//! The hook targets: one per client payload `sqz hook CLIENT` reads, each driving the client's
+//! handler as `cmd/hook.rs` does. Commands come from the hook shape tests and the fixtures,
+//! mutated inside real payload shapes as well as with them. A rewrite must run the original
+//! command verbatim and label it with the command, quoted.
+
+use super::engine::{case, Engine};
+use super::targets::string;
+use super::{Target, Wrap};
+use crate::common::Fixture;
+use sqz::hook::{claude, copilot, gemini, opencode, rewrite};
+use sqz::json::{self, Value};
+use std::path::Path;
+
+/// Tokens the payload parsers and the shell lexer give a meaning to.
+pub const TOKENS: &[&[u8]] = &[
+    b"\"tool_name\":\"Bash\"",
+    b"\"tool_input\":",
+    b"\"command\":",
+    b"\"run_in_background\":true",
+    b"\"is_background\":true",
+    b"\"toolArgs\":",
+    b"\"tool_response\":",
+    b"\\\"",
+    b"\\n",
+    b"\\u0000",
+    b"\\ud83d\\ude00",
+    b"<<EOF",
+    b"<<<",
+    b"2>&1",
+    b"&>",
+    b">>",
+    b"|&",
+    b"$((",
+    b"))",
+    b"${X:-d}",
+    b"${X:=d}",
+    b"\\'",
+    b"'\\''",
+    b"; fi",
+    b"then ",
+    b"do ",
+    b"; done",
+    b"{ ",
+    b"; }",
+    b"\n}",
+    b"sqz",
+    b"cd ",
+    b"exit ",
+    b"case x in x) ;; esac",
+    b"f() { :; }",
+    b"!",
+    b"*",
+    b"~",
+];
+
+/// The command a hook may see: the hook shape tests' commands, the fixtures' and a few more.
+pub fn commands(root: &Path, fixtures: &[Fixture]) -> Vec<Vec<u8>> {
+    let shapes =
+        std::fs::read_to_string(root.join("tests").join("hook_shapes.rs")).unwrap_or_default();
+    let mut commands: Vec<Vec<u8>> = shapes
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let inner = l.strip_prefix("(\"")?;
+            let literal = inner
+                .strip_suffix("\", true),")
+                .or_else(|| inner.strip_suffix("\", false),"))?;
+            rust_literal(literal)
+        })
+        .map(String::into_bytes)
+        .collect();
+    commands.extend(fixtures.iter().map(|f| f.cmd.clone().into_bytes()));
+    for extra in [
+        "cargo test 2>&1 | tail -5",
+        "if a; then if b; then c; fi\nfi",
+        "while false; do (echo); done | sort",
+        "echo $(date) `pwd` ${HOME} ${X:-d}",
+        "ls # a comment",
+        "git commit -m 'fix: it'",
+        "tail -f log",
+        "npm run dev",
+        "python -c 'print(1)'",
+    ] {
+        commands.push(extra.as_bytes().to_vec());
+    }
+    commands
+}
+
+/// The text of a Rust string literal's body, for the simple escapes the shape table uses.
+fn rust_literal(body: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            '0' => '\0',
+            '\\' => '\\',
+            '"' => '"',
+            '\'' => '\'',
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn claude_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+    let background = [
+        "",
+        ",\"run_in_background\":false",
+        ",\"run_in_background\":true",
+    ][rng.usize(..3)];
+    format!(
+        r#"{{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/proj","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":{},"description":"Run it","timeout":120000{background}}},"tool_use_id":"toolu_1"}}"#,
+        string(&lossy(command))
+    )
+    .into_bytes()
+}
+
+fn gemini_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"s1","transcript_path":"/tmp/t.json","cwd":"/repo","hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z","tool_name":"run_shell_command","tool_input":{{"command":{},"description":"Show status","dir_path":"sub","is_background":{}}},"mcp_context":null,"original_request_name":"run_shell_command"}}"#,
+        string(&lossy(command)),
+        rng.u8(..4) == 0
+    )
+    .into_bytes()
+}
+
+fn copilot_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+    let args = format!(
+        r#"{{"command":{},"description":"Show status","timeoutSec":30}}"#,
+        string(&lossy(command))
+    );
+    // `toolArgs` arrives as a JSON-encoded string or as the object itself.
+    let args = if rng.bool() { string(&args) } else { args };
+    format!(
+        r#"{{"sessionId":"s1","timestamp":1704614600000,"cwd":"/repo","toolName":"bash","toolArgs":{args}}}"#
+    )
+    .into_bytes()
+}
+
+fn opencode_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+    let tool = ["", r#""tool":"bash","#, r#""tool":"BASH","#][rng.usize(..3)];
+    format!(r#"{{{tool}"command":{}}}"#, string(&lossy(command))).into_bytes()
+}
+
+/// A PostToolUse on Bash, from an engine case (`LABEL\nOUTPUT`).
+fn claude_post_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
+    let (command, stdout) = match memchr::memchr(b'\n', case) {
+        Some(at) => (lossy(&case[..at]), lossy(&case[at + 1..])),
+        None => (lossy(case), String::new()),
+    };
+    let stderr = ["", "warning: something"][rng.usize(..2)];
+    format!(
+        r#"{{"session_id":"abc","cwd":"/proj","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":{},"description":"d"}},"tool_response":{{"stdout":{},"stderr":{},"interrupted":false,"isImage":false}},"tool_use_id":"toolu_1"}}"#,
+        string(&command),
+        string(&stdout),
+        string(stderr)
+    )
+    .into_bytes()
+}
+
+/// The file tools' PostToolUse payloads, with `text` as what they read or found.
+fn file_tool_payloads(path: &str, text: &str) -> Vec<Vec<u8>> {
+    let lines = text.lines().count();
+    let (p, t) = (string(path), string(text));
+    let names: Vec<String> = text.lines().take(50).map(string).collect();
+    [
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{{"file_path":{p}}},"tool_response":{{"type":"text","file":{{"filePath":{p},"content":{t},"numLines":{lines},"startLine":1,"totalLines":{lines}}}}}}}"#
+        ),
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{{"file_path":{p},"offset":3,"limit":5}},"tool_response":{{"type":"text","file":{{"filePath":{p},"content":{t},"numLines":5,"startLine":3,"totalLines":{}}}}}}}"#,
+            lines + 10
+        ),
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Grep","tool_input":{{"pattern":"error","path":"src","output_mode":"content"}},"tool_response":{{"mode":"content","content":{t},"numLines":{lines}}}}}"#
+        ),
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Glob","tool_input":{{"pattern":"**/*.rs"}},"tool_response":{{"filenames":[{}],"numFiles":{}}}}}"#,
+            names.join(","),
+            names.len()
+        ),
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{{"file_path":{p},"content":{t}}},"tool_response":{{"type":"create"}}}}"#
+        ),
+        format!(
+            r#"{{"session_id":"abc","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{{"file_path":{p},"old_string":"a","new_string":"b","replace_all":true}},"tool_response":{{"originalFile":{t}}}}}"#
+        ),
+    ]
+    .into_iter()
+    .map(String::into_bytes)
+    .collect()
+}
+
+pub fn targets(
+    scratch: &Path,
+    fixtures: &[Fixture],
+    commands: &[Vec<u8>],
+) -> Result<Vec<Target>, String> {
+    let payloads = |wrap: Wrap| {
+        let mut rng = fastrand::Rng::with_seed(7);
+        commands.iter().map(|c| wrap(&mut rng, c)).collect()
+    };
+    let pre = |name: &str, wrap, check: fn(&str) -> Result<(), String>| Target {
+        name: name.to_string(),
+        seeds: payloads(wrap),
+        inner: commands.to_vec(),
+        wrap: Some(wrap),
+        tokens: TOKENS,
+        check: Box::new(move |case| match std::str::from_utf8(case) {
+            Ok(payload) => check(payload),
+            // `sqz hook` answers a payload that is not UTF-8 before any handler sees it.
+            Err(_) => Ok(()),
+        }),
+    };
+    let mut targets = vec![
+        pre("hook-claude", claude_payload, check_claude),
+        pre("hook-gemini", gemini_payload, check_gemini),
+        pre("hook-copilot", copilot_payload, check_copilot),
+        pre("hook-opencode", opencode_payload, check_opencode),
+    ];
+    let cases: Vec<Vec<u8>> = fixtures.iter().map(|f| case(&f.cmd, &f.input)).collect();
+    let mut seeds: Vec<Vec<u8>> = {
+        let mut rng = fastrand::Rng::with_seed(7);
+        cases
+            .iter()
+            .map(|c| claude_post_payload(&mut rng, c))
+            .collect()
+    };
+    for fixture in fixtures.iter().step_by(9) {
+        let text = String::from_utf8_lossy(&fixture.input);
+        seeds.extend(file_tool_payloads("/proj/src/lib.rs", &text));
+    }
+    let mut engine = Engine::open(&scratch.join("hook-claude-post"))?;
+    targets.push(Target {
+        name: "hook-claude-post".into(),
+        seeds,
+        inner: cases,
+        wrap: Some(claude_post_payload),
+        tokens: TOKENS,
+        check: Box::new(move |case| match std::str::from_utf8(case) {
+            Ok(payload) => check_claude_post(&mut engine, payload),
+            Err(_) => Ok(()),
+        }),
+    });
+    Ok(targets)
+}
+
+/// The answer as one JSON object.
+fn answer_json(json: &str) -> Result<Value, String> {
+    let value = json::parse(json).map_err(|e| format!("the answer is not JSON ({e})"))?;
+    if value.as_object().is_none() {
+        return Err("the answer is not a JSON object".into());
+    }
+    Ok(value)
+}
+
+fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, key| v.get(key))
+}
+
+/// A rewrite runs the original command verbatim and labels it with that command, quoted.
+pub fn rewrite_keeps(original: Option<&str>, rewritten: Option<&str>) -> Result<(), String> {
+    let (Some(original), Some(rewritten)) = (original, rewritten) else {
+        return Err("a rewrite without the original or the new command".into());
+    };
+    if !rewritten.contains(original) {
+        return Err(format!(
+            "the rewritten command does not hold the original verbatim: {:?}",
+            super::engine::short(rewritten)
+        ));
+    }
+    if !rewritten.contains(&format!("--cmd {}", rewrite::quote(original))) {
+        return Err(format!(
+            "the rewritten command is not labelled with the original: {:?}",
+            super::engine::short(rewritten)
+        ));
+    }
+    Ok(())
+}
+
+fn check_claude(payload: &str) -> Result<(), String> {
+    // Installs from before the EXIT trap get the printf form: both are fuzzed.
+    let shape = if super::fnv1a(payload.as_bytes()).is_multiple_of(2) {
+        rewrite::Shape::Trap
+    } else {
+        rewrite::Shape::Printf
+    };
+    let answer = claude::pre_answer(payload, |_| Some(shape));
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    rewrite_keeps(
+        at(&doc, &["tool_input", "command"]).and_then(Value::as_str),
+        at(&out, &["hookSpecificOutput", "updatedInput", "command"]).and_then(Value::as_str),
+    )
+}
+
+fn check_gemini(payload: &str) -> Result<(), String> {
+    let answer = gemini::respond(payload, rewrite::decide);
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    rewrite_keeps(
+        at(&doc, &["tool_input", "command"]).and_then(Value::as_str),
+        at(&out, &["hookSpecificOutput", "tool_input", "command"]).and_then(Value::as_str),
+    )
+}
+
+fn check_copilot(payload: &str) -> Result<(), String> {
+    let answer = copilot::respond(payload, rewrite::decide);
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    let args = match doc.get("toolArgs") {
+        Some(Value::String(encoded)) => json::parse(encoded).ok(),
+        other => other.cloned(),
+    };
+    rewrite_keeps(
+        args.as_ref()
+            .and_then(|a| a.get("command"))
+            .and_then(Value::as_str),
+        at(&out, &["modifiedArgs", "command"]).and_then(Value::as_str),
+    )
+}
+
+fn check_opencode(payload: &str) -> Result<(), String> {
+    let answer = opencode::respond(payload, rewrite::decide);
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    rewrite_keeps(
+        doc.get("command").and_then(Value::as_str),
+        out.get("command").and_then(Value::as_str),
+    )
+}
+
+/// A replaced Bash output is either recoverable from the store or reads back to the output.
+fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
+    let now = engine.tick();
+    let mut backend = sqz::serve::Live {
+        store: Some(&mut engine.store),
+        env: &engine.env,
+        now,
+    };
+    let limit = engine.env.bash_max_output_length;
+    let answer = claude::post_answer(payload, limit, &mut backend);
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
+        return Ok(());
+    }
+    let original = at(&doc, &["tool_response", "stdout"]).and_then(Value::as_str);
+    let served =
+        at(&out, &["hookSpecificOutput", "updatedToolOutput", "stdout"]).and_then(Value::as_str);
+    let (Some(original), Some(served)) = (original, served) else {
+        return Err("a replaced output without its stdout".into());
+    };
+    let stored = engine
+        .store
+        .original(&sqz::text::hash16(original.as_bytes()))
+        .ok()
+        .flatten();
+    let read_back = sqz::engine::table::rebuild(served);
+    if stored.as_deref() == Some(original.as_bytes()) || read_back.as_deref() == Some(original) {
+        return Ok(());
+    }
+    Err("the replaced stdout is neither stored nor reads back to the output".into())
+}
