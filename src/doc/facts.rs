@@ -120,8 +120,9 @@ fn keyword_counts(t: &str, at: usize, len: usize, whole: bool) -> bool {
         return false;
     }
     let token_start = t[..at]
-        .rfind(|c: char| c.is_whitespace() || c == '`' || c == '\'' || c == '"')
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|&(_, c)| c.is_whitespace() || c == '`' || c == '\'' || c == '"')
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let token_end = t[at..]
         .find(|c: char| c.is_whitespace() || c == '`' || c == '\'' || c == '"')
         .map_or(t.len(), |i| at + i);
@@ -268,6 +269,12 @@ impl Floor {
 #[cfg(test)]
 mod tests {
     use super::{is_fact, reports_failure};
+
+    #[test]
+    fn a_keyword_after_a_space_wider_than_a_byte_is_read() {
+        assert!(is_fact("modifié\u{a0}error:         src/store.rs"));
+        assert!(is_fact("x\u{3000}panicked at src/main.rs"));
+    }
 
     #[test]
     fn listing_paths_are_not_failure_reports() {

@@ -169,7 +169,12 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             None => Outcome::passthrough(input, Kind::Safe, None),
         };
     }
-    let tokens_in = tokens::count(raw_text);
+    // Priced by the bytes the agent gets: a stand-in character costs more than its byte.
+    let tokens_in = if escaped {
+        tokens::count_bytes(input)
+    } else {
+        tokens::count(raw_text)
+    };
     let hash = text::hash16(input);
     let store = if route == Route::NoStore { None } else { store };
     // Stripping colour and redrawn progress changes bytes, so it needs the original stored to
@@ -506,5 +511,27 @@ fn header_line(out: usize, tokens_in: usize, hash: Option<&str>) -> String {
     match hash {
         Some(hash) => format!("[sqz] {out}/{tokens_in} tokens (-{pct}%) · sqz expand {hash}"),
         None => format!("[sqz] {out}/{tokens_in} tokens (-{pct}%)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: input that is not UTF-8 was priced by its stand-in characters, which cost
+    /// more than its bytes, so the reference to a short repeat could cost more than the repeat.
+    #[test]
+    fn input_that_is_not_utf8_is_priced_by_its_bytes() {
+        let dir = std::env::temp_dir().join(format!("sqz-engine-price-{}", std::process::id()));
+        let (store, _) = Store::open(&dir.join("sessions.db"), 0).expect("store");
+        let input = b"k|\x06-0\xc0\xaf\xde\x96\x82\xda\xbf\xe6 fuzz\n";
+        let settings = Settings {
+            now: 1_000,
+            ttl_ms: 1_800_000,
+            dedup: true,
+        };
+        let outcome = compress("kubectl get pods", input, Some(&store), settings);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(outcome.tokens_in, tokens::count_bytes(input));
     }
 }

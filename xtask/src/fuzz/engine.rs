@@ -410,7 +410,9 @@ fn floor(label: &str, body: &[u8], served: &Served) -> Result<(), String> {
 fn markers(store: &mut Store, body: &[u8], served: &Served, now: i64) -> Result<(), String> {
     let output = String::from_utf8_lossy(&served.stdout);
     let input = String::from_utf8_lossy(body);
-    let input_lines: HashSet<&str> = input.split('\n').collect();
+    // Lines of the input itself, as they came or as shown (colour stripped, redraws collapsed).
+    let plain = ansi::collapse_returns(ansi::strip(&input));
+    let input_lines: HashSet<&str> = input.split('\n').chain(plain.split('\n')).collect();
     for line in output.split('\n') {
         if !line.starts_with('[') || !line.ends_with(']') || input_lines.contains(line) {
             continue;
