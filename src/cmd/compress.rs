@@ -86,25 +86,47 @@ enum Input {
     Interrupted(Vec<u8>, i32),
 }
 
+/// Reads stdin into one buffer, a read at a time so a signal is noticed between reads. A file
+/// on stdin is read into a buffer of its size; a pipe's buffer grows as it fills and is cut to
+/// what it holds at the end.
 fn read_bounded(ceiling: usize) -> std::io::Result<Input> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0u8; 1 << 16];
+    const READ: usize = 1 << 16;
     let mut stdin = std::io::stdin().lock();
+    // The byte past the end lets the last read see the end without growing the buffer.
+    let size = file_size(&stdin).map_or(0, |size| size.min(ceiling as u64 + 1) as usize + 1);
+    let mut buf = Vec::with_capacity(size);
     loop {
         if let Some(signal) = interrupt::caught() {
             interrupt::drain_waiting(&mut stdin, &mut buf);
             return Ok(Input::Interrupted(buf, signal));
         }
-        match stdin.read(&mut chunk) {
-            Ok(0) => return Ok(Input::Whole(buf)),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+        if buf.len() == buf.capacity() {
+            buf.reserve(READ);
+        }
+        // Read straight into the buffer's spare room, zeroed a read's worth at a time.
+        let len = buf.len();
+        buf.resize(len + (buf.capacity() - len).min(READ), 0);
+        match stdin.read(&mut buf[len..]) {
+            Ok(0) => {
+                buf.truncate(len);
+                buf.shrink_to_fit();
+                return Ok(Input::Whole(buf));
+            }
+            Ok(n) => buf.truncate(len + n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(len),
             Err(e) => return Err(e),
         }
         if buf.len() > ceiling {
             return Ok(Input::Oversized(buf));
         }
     }
+}
+
+/// The size of the file on stdin, when stdin is a regular file.
+fn file_size(stdin: &impl std::os::fd::AsFd) -> Option<u64> {
+    let file = std::fs::File::from(stdin.as_fd().try_clone_to_owned().ok()?);
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some(meta.len())
 }
 
 /// SIGTERM, SIGINT and SIGHUP while `sqz compress` reads: an agent's timeout or a user's

@@ -22,7 +22,11 @@ impl<'a> Doc<'a> {
         let lines = if text.is_empty() {
             Vec::new()
         } else {
-            body.split('\n').collect()
+            // Sized exactly: on a huge output the index is a sixth of what it holds.
+            let mut lines =
+                Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1);
+            lines.extend(body.split('\n'));
+            lines
         };
         Doc {
             label,
@@ -37,6 +41,9 @@ impl<'a> Doc<'a> {
 pub enum Piece {
     /// Line `n` (0-based) of the input, verbatim.
     Keep(usize),
+    /// Lines `a..b` (0-based, never empty) of the input, verbatim: a run of [`Piece::Keep`] in
+    /// one piece, so a long output the generic stages mostly keep costs no piece per line.
+    KeepRange(std::ops::Range<usize>),
     /// Lines left out: their 0-based indices (ascending) and what kind they were, e.g.
     /// "passing tests". Rendered as a marker naming the exact expand command.
     Fold { lines: Vec<usize>, what: String },
@@ -110,6 +117,48 @@ impl Piece {
             lines: (first..=last).collect(),
             what: what.to_string(),
         }
+    }
+
+    /// The lines the piece shows verbatim, in their place: a kept line or a kept run.
+    pub fn kept(&self) -> Option<std::ops::Range<usize>> {
+        match self {
+            Piece::Keep(n) => Some(*n..*n + 1),
+            Piece::KeepRange(lines) => Some(lines.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `pieces` show each of `line_count` lines verbatim, in order, and nothing else: they
+/// render the text as it is.
+pub fn shows_every_line(pieces: &[Piece], line_count: usize) -> bool {
+    let mut next = 0;
+    for piece in pieces {
+        match piece.kept() {
+            Some(lines) if lines.start == next => next = lines.end,
+            _ => return false,
+        }
+    }
+    next == line_count
+}
+
+/// Appends lines `lines` to `pieces` as kept, joined to a kept run or line just before them.
+pub fn keep_lines(pieces: &mut Vec<Piece>, lines: std::ops::Range<usize>) {
+    if lines.is_empty() {
+        return;
+    }
+    let joined = match pieces.last() {
+        Some(last) => last.kept().filter(|before| before.end == lines.start),
+        None => None,
+    };
+    match joined {
+        Some(before) => {
+            if let Some(last) = pieces.last_mut() {
+                *last = Piece::KeepRange(before.start..lines.end);
+            }
+        }
+        None if lines.len() == 1 => pieces.push(Piece::Keep(lines.start)),
+        None => pieces.push(Piece::KeepRange(lines)),
     }
 }
 
@@ -208,18 +257,23 @@ pub fn table_marker(piece: &Piece) -> String {
 pub fn render(doc: &Doc, pieces: &[Piece], hash: &str) -> String {
     let kept: usize = pieces
         .iter()
-        .map(|p| {
-            if let Piece::Keep(n) = p {
-                doc.lines[*n].len() + 1
-            } else {
-                64
-            }
+        .map(|p| match p.kept() {
+            Some(lines) => doc.lines[lines].iter().map(|l| l.len() + 1).sum(),
+            None => 64,
         })
         .sum();
     let mut out = String::with_capacity(kept);
     for piece in pieces {
         match piece {
             Piece::Keep(n) => out.push_str(doc.lines[*n]),
+            Piece::KeepRange(lines) => {
+                for (k, line) in doc.lines[lines.clone()].iter().enumerate() {
+                    if k > 0 {
+                        out.push('\n');
+                    }
+                    out.push_str(line);
+                }
+            }
             Piece::Fold { lines, what } => out.push_str(&marker(hash, lines, what)),
             Piece::Like { lines, templates } => out.push_str(&like_marker(hash, lines, templates)),
             Piece::Same {
@@ -303,11 +357,12 @@ pub fn keeps_all(pieces: &[Piece], must_keep: impl Fn(usize) -> bool, line_count
 fn shown_lines(pieces: &[Piece], line_count: usize) -> Vec<bool> {
     let mut shown = vec![false; line_count];
     for piece in pieces {
-        if let Piece::Keep(n) | Piece::Rewrite(n, _) = piece {
-            if let Some(slot) = shown.get_mut(*n) {
-                *slot = true;
-            }
-        }
+        let lines = match piece {
+            Piece::Rewrite(n, _) => *n..*n + 1,
+            other => other.kept().unwrap_or_default(),
+        };
+        let end = lines.end.min(line_count);
+        shown[lines.start.min(end)..end].fill(true);
     }
     shown
 }
@@ -384,6 +439,39 @@ mod tests {
                 Piece::Keep(6)
             ]
         );
+    }
+
+    #[test]
+    fn kept_lines_join_into_one_piece_that_renders_as_each_line_kept() {
+        let doc = Doc::new("x", "a\nb\nc\nd\n");
+        let mut pieces = Vec::new();
+        keep_lines(&mut pieces, 0..1);
+        keep_lines(&mut pieces, 1..3);
+        keep_lines(&mut pieces, 3..3);
+        assert_eq!(pieces, vec![Piece::KeepRange(0..3)]);
+        pieces.push(Piece::Summary("s".into()));
+        keep_lines(&mut pieces, 3..4);
+        assert_eq!(pieces[2], Piece::Keep(3));
+        assert_eq!(render(&doc, &pieces, "h"), "a\nb\nc\ns\nd\n");
+        assert!(keeps_all(&pieces, |_| true, 4));
+        assert!(!keeps_all(&pieces[..1], |n| n == 3, 4));
+    }
+
+    #[test]
+    fn pieces_that_show_every_line_in_place_render_the_text_as_it_is() {
+        for text in ["a\nb\nc\n", "a\nb\nc", "\n", "a\n\n"] {
+            let doc = Doc::new("x", text);
+            let n = doc.lines.len();
+            let mut pieces = vec![Piece::Keep(0)];
+            keep_lines(&mut pieces, 1..n);
+            assert!(shows_every_line(&pieces, n), "{text:?}");
+            assert_eq!(render(&doc, &pieces, "h"), text);
+        }
+        let doc = Doc::new("x", "a\nb\nc\n");
+        assert!(!shows_every_line(&[Piece::KeepRange(0..2)], 3));
+        assert!(!shows_every_line(&[Piece::Keep(1), Piece::Keep(0)], 2));
+        let summary = [Piece::KeepRange(0..3), Piece::Summary("s".into())];
+        assert!(!shows_every_line(&summary, doc.lines.len()));
     }
 
     #[test]

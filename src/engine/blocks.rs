@@ -21,16 +21,31 @@ pub fn point_back(doc: &Doc, pieces: &[Piece]) -> Option<Vec<Piece>> {
     // Which lines are shown verbatim, in their place.
     let mut shown = vec![false; n];
     let mut last_kept = None;
-    for piece in pieces {
-        if let Piece::Keep(k) = piece {
-            if last_kept.is_some_and(|last| *k <= last) {
-                return None;
-            }
-            last_kept = Some(*k);
-            shown[*k] = true;
+    for lines in pieces.iter().filter_map(Piece::kept) {
+        if last_kept.is_some_and(|last| lines.start <= last) {
+            return None;
         }
+        last_kept = Some(lines.end - 1);
+        shown[lines].iter_mut().for_each(|s| *s = true);
     }
-    let line_hash: Vec<u64> = doc.lines.iter().map(|l| hash_line(l)).collect();
+    let anchor = |k: usize| shown[k] && doc.lines[k].trim().len() >= 4;
+    // Only a line shown more than once can start a block: the others never enter the maps
+    // below, which on a long listing of distinct lines would hold every line twice.
+    let mut hashes: Vec<u64> = (0..n)
+        .filter(|&k| anchor(k))
+        .map(|k| hash_line(doc.lines[k]))
+        .collect();
+    hashes.sort_unstable();
+    let mut repeated: Vec<u64> = hashes
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    drop(hashes);
+    repeated.dedup();
+    if repeated.is_empty() {
+        return None;
+    }
     let mut first_seen: HashMap<u64, usize> = HashMap::new();
     let mut last_seen: HashMap<u64, usize> = HashMap::new();
     // Lines inside a back-reference: no longer shown where they were.
@@ -42,16 +57,16 @@ pub fn point_back(doc: &Doc, pieces: &[Piece]) -> Option<Vec<Piece>> {
             i += 1;
             continue;
         }
-        let anchor = doc.lines[i].trim().len() >= 4;
-        let candidates = [
-            first_seen.get(&line_hash[i]).copied(),
-            last_seen.get(&line_hash[i]).copied(),
-        ];
+        let hash = anchor(i)
+            .then(|| hash_line(doc.lines[i]))
+            .filter(|h| repeated.binary_search(h).is_ok());
+        let candidates = hash.map_or([None, None], |h| {
+            [first_seen.get(&h).copied(), last_seen.get(&h).copied()]
+        });
         let found = candidates
             .into_iter()
             .flatten()
-            .filter(|_| anchor)
-            .filter_map(|p| block_at(doc, &line_hash, &shown, &taken, p, i))
+            .filter_map(|p| block_at(doc, &shown, &taken, p, i))
             .max_by_key(|b| b.saved);
         if let Some(block) = found {
             let end = i + block.len;
@@ -67,9 +82,9 @@ pub fn point_back(doc: &Doc, pieces: &[Piece]) -> Option<Vec<Piece>> {
             i = end;
             continue;
         }
-        if anchor {
-            first_seen.entry(line_hash[i]).or_insert(i);
-            last_seen.insert(line_hash[i], i);
+        if let Some(h) = hash {
+            first_seen.entry(h).or_insert(i);
+            last_seen.insert(h, i);
         }
         i += 1;
     }
@@ -79,13 +94,26 @@ pub fn point_back(doc: &Doc, pieces: &[Piece]) -> Option<Vec<Piece>> {
     let mut out = Vec::with_capacity(pieces.len());
     let mut blocks = blocks.into_iter().peekable();
     for piece in pieces {
-        match piece {
-            Piece::Keep(k) if taken[*k] => {
-                if blocks.peek().is_some_and(|(start, _)| start == k) {
-                    out.extend(blocks.next().map(|(_, b)| b));
-                }
+        let Some(lines) = piece.kept() else {
+            out.push(piece.clone());
+            continue;
+        };
+        // Kept lines stay where no block took them; a block goes where its first line was.
+        let mut run = lines.start;
+        for k in lines.clone() {
+            if !taken[k] {
+                continue;
             }
-            other => out.push(other.clone()),
+            doc::keep_lines(&mut out, run..k);
+            run = k + 1;
+            if blocks.peek().is_some_and(|(start, _)| *start == k) {
+                out.extend(blocks.next().map(|(_, b)| b));
+            }
+        }
+        if run == lines.start {
+            out.push(piece.clone());
+        } else {
+            doc::keep_lines(&mut out, run..lines.end);
         }
     }
     Some(out)
@@ -103,7 +131,6 @@ struct Block {
 /// lines outweigh the marker.
 fn block_at(
     doc: &Doc,
-    line_hash: &[u64],
     shown: &[bool],
     taken: &[bool],
     earlier: usize,
@@ -120,7 +147,7 @@ fn block_at(
         if !shown[a] || taken[a] || !shown[b] {
             break;
         }
-        let is_same = line_hash[a] == line_hash[b] && doc.lines[a] == doc.lines[b];
+        let is_same = doc.lines[a] == doc.lines[b];
         same.push(is_same);
         if is_same {
             equal += 1;
@@ -176,7 +203,9 @@ pub fn rebuild<'a>(doc: &Doc<'a>, pieces: &[Piece]) -> Vec<&'a str> {
     let mut out = Vec::new();
     for piece in pieces {
         match piece {
-            Piece::Keep(k) => out.push(doc.lines[*k]),
+            Piece::Keep(_) | Piece::KeepRange(_) => {
+                out.extend(piece.kept().into_iter().flatten().map(|k| doc.lines[k]))
+            }
             Piece::Same {
                 lines,
                 earlier,
@@ -223,6 +252,11 @@ mod tests {
         );
         assert!(out.contains("test/order_test.exs:77"), "{out}");
         assert_eq!(rebuild(&doc, &pieces), doc.lines);
+        // The same lines kept as one run point back the same way.
+        let run = [Piece::KeepRange(0..doc.lines.len())];
+        let ranged = point_back(&doc, &run).expect("points back");
+        assert_eq!(render(&doc, &ranged, "h"), out);
+        assert_eq!(rebuild(&doc, &ranged), doc.lines);
     }
 
     #[test]

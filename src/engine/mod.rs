@@ -17,6 +17,7 @@ use crate::doc::{self, facts, reference, Doc};
 use crate::store::Store;
 use crate::{fmt, json, text, tokens};
 use route::{Risk, Route};
+use std::borrow::Cow;
 
 pub use crate::store::EventKind as Kind;
 
@@ -31,7 +32,9 @@ pub struct Settings {
 
 /// What one call decided.
 pub struct Outcome {
-    pub stdout: Vec<u8>,
+    /// What goes out; `None` when that is the input as it came, which the caller holds (a
+    /// huge output passed through is then not held twice while it is stored).
+    pub stdout: Option<Vec<u8>>,
     /// The one stderr line for the agent, if any.
     pub header: Option<String>,
     pub kind: Kind,
@@ -57,7 +60,7 @@ impl Outcome {
     fn passthrough(input: &[u8], kind: Kind, reason: Option<&'static str>) -> Outcome {
         let tokens = tokens::count_bytes(input);
         Outcome {
-            stdout: input.to_vec(),
+            stdout: None,
             header: None,
             kind,
             hash: text::hash16(input),
@@ -86,11 +89,11 @@ impl Outcome {
         if !gate::NetWinGate::passes(tokens_in, total) {
             return outcome;
         }
-        outcome.stdout = if escaped {
+        outcome.stdout = Some(if escaped {
             text::encode_bytes(&served)
         } else {
             served.into_bytes()
-        };
+        });
         outcome.header = Some(header);
         outcome.tokens_out = total;
         outcome
@@ -104,7 +107,8 @@ impl Outcome {
 /// where the risk is not a stack trace.
 fn lossless_only(label: &str, text: &str, tables: bool) -> Option<String> {
     let doc = Doc::new(label, text);
-    let kept: Vec<doc::Piece> = (0..doc.lines.len()).map(doc::Piece::Keep).collect();
+    let mut kept = Vec::new();
+    doc::keep_lines(&mut kept, 0..doc.lines.len());
     let pointed = blocks::point_back(&doc, &kept);
     let pieces = pointed.as_deref().unwrap_or(&kept);
     let tabled = tables
@@ -244,14 +248,14 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
             );
             let total = served_tokens + tokens::count(&header);
             if gate::NetWinGate::passes(tokens_in, total) {
-                (served, Some(header), kind, total)
+                (served.into(), Some(header), kind, total)
             } else if test_run_trace {
                 return Outcome::passthrough(input, Kind::Safe, None);
             } else {
-                (agent_text.into_owned(), None, Kind::Fresh, unchanged_tokens)
+                (agent_text, None, Kind::Fresh, unchanged_tokens)
             }
         }
-        None => (agent_text.into_owned(), None, Kind::Fresh, unchanged_tokens),
+        None => (agent_text, None, Kind::Fresh, unchanged_tokens),
     };
     let kind = if store.is_none() && kind == Kind::Fresh {
         Kind::Passthrough
@@ -259,7 +263,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
         kind
     };
     let mut outcome = Outcome {
-        stdout: Vec::new(),
+        stdout: None,
         header,
         kind,
         hash,
@@ -286,14 +290,15 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
                 outcome.header = Some(header);
                 outcome.kind = Kind::Delta;
                 outcome.tokens_out = cost;
-                outcome.held = Some(std::mem::replace(&mut stdout, text));
+                outcome.held = Some(std::mem::replace(&mut stdout, text.into()).into_owned());
             }
         }
     }
-    outcome.stdout = if escaped {
-        text::encode_bytes(&stdout)
-    } else {
-        stdout.into_bytes()
+    outcome.stdout = match stdout {
+        // The text as decoded, unchanged: its bytes are the input's.
+        std::borrow::Cow::Borrowed(unchanged) if std::ptr::eq(unchanged, raw_text) => None,
+        stdout if escaped => Some(text::encode_bytes(&stdout)),
+        stdout => Some(stdout.into_owned().into_bytes()),
     };
     outcome
 }
@@ -358,7 +363,7 @@ fn probe_refs(
         };
     let cost = tokens::count(&token) + tokens::count(&note);
     dedup::stand_in_pays(tokens_in, cost).then(|| Outcome {
-        stdout: format!("{token}\n").into_bytes(),
+        stdout: Some(format!("{token}\n").into_bytes()),
         header: Some(note),
         kind,
         hash: hash.to_string(),
@@ -444,7 +449,15 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
     let point_back = |pieces: Vec<doc::Piece>| blocks::point_back(&doc, &pieces).unwrap_or(pieces);
     let formatted = formatted.map(point_back);
     let render = |pieces: &[doc::Piece]| doc::render(&doc, pieces, shown);
-    let by_formatter = formatted.map(|pieces| render(&pieces));
+    // A formatter that keeps every line in place (a listing with nothing to fold) gives the
+    // input back: not built a second time, so a huge output is not held twice.
+    let by_formatter = formatted.map(|pieces| {
+        if doc::shows_every_line(&pieces, doc.lines.len()) {
+            Cow::Borrowed(agent_text)
+        } else {
+            Cow::Owned(render(&pieces))
+        }
+    });
     // A formatter that at least halved the output leaves the generic pipeline nothing to win,
     // so it is not run (a huge listing would cost a second pass for nothing).
     let halved = by_formatter
@@ -454,7 +467,11 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         None
     } else {
         let folded = pipeline::fold_runs(&doc, facts(), shown);
-        let all_kept = || (0..doc.lines.len()).map(doc::Piece::Keep).collect();
+        let all_kept = || {
+            let mut kept = Vec::new();
+            doc::keep_lines(&mut kept, 0..doc.lines.len());
+            kept
+        };
         let pieces = folded.unwrap_or_else(all_kept);
         let pieces = blocks::point_back(&doc, &pieces).unwrap_or(pieces);
         let pieces = table::tabulate(&doc, &pieces, |n| tabulable(doc.lines[n])).unwrap_or(pieces);
@@ -462,20 +479,20 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
             .iter()
             .any(|p| matches!(p, doc::Piece::Like { .. } | doc::Piece::Table { .. }));
         Some(pieces)
-            .filter(|pieces| pieces.iter().any(|p| !matches!(p, doc::Piece::Keep(_))))
+            .filter(|pieces| pieces.iter().any(|p| p.kept().is_none()))
             .map(|pieces| (render(&pieces), by_template))
     };
     let (served, kind) = match (by_formatter, by_generic) {
         (Some(by_formatter), Some(by_generic)) => {
             // A formatter that saves less than the generic pipeline gives way to it.
             if tokens::count(&by_generic.0) < tokens::count(&by_formatter) {
-                (by_generic.0, generic_kind(by_generic.1))
+                (Cow::Owned(by_generic.0), generic_kind(by_generic.1))
             } else {
                 (by_formatter, Kind::Formatter)
             }
         }
         (Some(served), None) => (served, Kind::Formatter),
-        (None, Some((served, by_template))) => (served, generic_kind(by_template)),
+        (None, Some((served, by_template))) => (Cow::Owned(served), generic_kind(by_template)),
         (None, None) if trace => return Shaped::Untouchable,
         (None, None) => match pipeline::shorten_rules(agent_text) {
             std::borrow::Cow::Owned(shorter) => return Shaped::Changed(shorter, Kind::Generic),
@@ -483,15 +500,18 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         },
     };
     // A stack trace's lines stay byte for byte, rules among them included.
-    let served = if trace {
-        served
-    } else {
-        pipeline::shorten_rules(&served).into_owned()
+    let served = match (trace, served) {
+        (false, Cow::Borrowed(served)) => pipeline::shorten_rules(served),
+        (false, Cow::Owned(served)) => match pipeline::shorten_rules(&served) {
+            Cow::Owned(shorter) => Cow::Owned(shorter),
+            Cow::Borrowed(_) => Cow::Owned(served),
+        },
+        (true, served) => served,
     };
     if served == agent_text {
         return Shaped::Unchanged;
     }
-    Shaped::Changed(served, kind)
+    Shaped::Changed(served.into_owned(), kind)
 }
 
 /// What the generic pipeline's result counts as in the stats: a template fold when it folded

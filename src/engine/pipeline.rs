@@ -73,14 +73,16 @@ const MIN_MIXED_RUN: usize = 6;
 /// Lossy folding of repeated lines; `facts[n]` says line `n` must stay. Returns `None` when
 /// nothing would fold.
 pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
-    // Shapes are compared by a hash, so a huge output costs no second copy of itself.
-    // Each line's fields are found once and shared by the shape, the outliers and the template.
-    let spans: Vec<Vec<Span>> = doc.lines.iter().map(|l| fields(l)).collect();
+    // Shapes are compared by a hash, so a huge output costs no second copy of itself. A line's
+    // fields are found again where a run needs them, rather than kept for every line.
+    let mut spans = Vec::new();
     let shapes: Vec<u64> = doc
         .lines
         .iter()
-        .zip(&spans)
-        .map(|(l, s)| shape_hash(l, s))
+        .map(|l| {
+            fields_into(l, &mut spans);
+            shape_hash(l, &spans)
+        })
         .collect();
     let foldable = |n: usize| !facts[n] && !doc.lines[n].trim().is_empty();
     // How often each shape occurs among lines that may fold: only a common shape may take
@@ -91,23 +93,15 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
     }
     let view = Lines {
         doc,
-        spans: &spans,
         shapes: &shapes,
     };
-    let mut pieces = Vec::with_capacity(doc.lines.len());
-    // Shapes of the lines shown so far: a template already shown by example needs no second
-    // example after an error line breaks its run.
-    let mut shown: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    let mut noted = 0;
+    let mut out = Emitted {
+        pieces: Vec::new(),
+        shown: std::collections::HashSet::new(),
+    };
     let mut folded_any = false;
     let mut i = 0;
     while i < doc.lines.len() {
-        for piece in &pieces[noted..] {
-            if let Piece::Keep(n) = piece {
-                shown.insert(shapes[*n]);
-            }
-        }
-        noted = pieces.len();
         let progress_run = (i..doc.lines.len())
             .take_while(|&n| !facts[n] && is_progress(doc.lines[n]))
             .count();
@@ -115,7 +109,7 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             let mut keep = vec![false; progress_run];
             keep[0] = true;
             keep[progress_run - 1] = true;
-            folded_any |= emit_run(&view, i, &keep, Fold::Progress, hash, &mut pieces);
+            folded_any |= emit_run(&view, i, &keep, Fold::Progress, hash, &mut out);
             i += progress_run;
             continue;
         }
@@ -139,46 +133,61 @@ pub fn fold_runs(doc: &Doc, facts: &[bool], hash: &str) -> Option<Vec<Piece>> {
             for n in i..end {
                 if !kinds.contains(&shapes[n]) {
                     kinds.push(shapes[n]);
-                    keep[n - i] = !shown.contains(&shapes[n]);
+                    keep[n - i] = !out.shown.contains(&shapes[n]);
                 }
             }
             for kind in kinds {
                 let group: Vec<usize> = (i..end).filter(|&n| shapes[n] == kind).collect();
-                let lines: Vec<&str> = group.iter().map(|&n| doc.lines[n]).collect();
-                let group_spans: Vec<Vec<Span>> = group.iter().map(|&n| spans[n].clone()).collect();
-                for (k, off) in outliers(&lines, &group_spans).into_iter().enumerate() {
+                let off = outliers(group.len(), |k| doc.lines[group[k]]);
+                for (k, off) in off.into_iter().enumerate() {
                     keep[group[k] - i] |= off;
                 }
             }
-            folded_any |= emit_run(&view, i, &keep, Fold::Template, hash, &mut pieces);
+            folded_any |= emit_run(&view, i, &keep, Fold::Template, hash, &mut out);
             i = end;
             continue;
         }
         if j - i < MIN_RUN {
-            pieces.extend((i..j).map(Piece::Keep));
+            out.keep(i..j, &shapes);
         } else {
             let run = &doc.lines[i..j];
             let identical = run.iter().all(|l| *l == run[0]);
             let mut keep = if identical {
                 vec![false; run.len()]
             } else {
-                outliers(run, &spans[i..j])
+                outliers(run.len(), |k| run[k])
             };
             // The first line shows the template by example, unless a line of it was shown
             // before the run broke; the marker shows its ranges. A run of one line repeated
             // always shows that line.
-            keep[0] |= identical || !shown.contains(&shapes[i]);
+            keep[0] |= identical || !out.shown.contains(&shapes[i]);
             let how = if identical {
                 Fold::Identical
             } else {
                 Fold::Template
             };
-            folded_any |= emit_run(&view, i, &keep, how, hash, &mut pieces);
+            folded_any |= emit_run(&view, i, &keep, how, hash, &mut out);
         }
         i = j;
     }
+    let mut pieces = out.pieces;
     tag_templates(&mut pieces, &shapes);
     folded_any.then_some(pieces)
+}
+
+/// What [`fold_runs`] has put out so far, and the shapes of the lines it showed: a template
+/// already shown by example needs no second example after an error line breaks its run.
+struct Emitted {
+    pieces: Vec<Piece>,
+    shown: std::collections::HashSet<u64>,
+}
+
+impl Emitted {
+    /// Shows `lines` verbatim.
+    fn keep(&mut self, lines: std::ops::Range<usize>, shapes: &[u64]) {
+        self.shown.extend(shapes[lines.clone()].iter().copied());
+        crate::doc::keep_lines(&mut self.pieces, lines);
+    }
 }
 
 /// A template that more than one marker uses is given once, tagged `#N`, and named by its tag
@@ -272,10 +281,9 @@ fn level(line: &str) -> Option<&'static str> {
     })
 }
 
-/// The lines of an output with what fold_runs found in each: fields and shape.
+/// The lines of an output with the shape fold_runs found for each.
 struct Lines<'a> {
     doc: &'a Doc<'a>,
-    spans: &'a [Vec<Span>],
     shapes: &'a [u64],
 }
 
@@ -296,14 +304,14 @@ fn emit_run(
     keep: &[bool],
     how: Fold,
     hash: &str,
-    pieces: &mut Vec<Piece>,
+    out: &mut Emitted,
 ) -> bool {
     let doc = view.doc;
     let mut folded = false;
     let mut k = 0;
     while k < keep.len() {
         if keep[k] {
-            pieces.push(Piece::Keep(start + k));
+            out.keep(start + k..start + k + 1, view.shapes);
             k += 1;
             continue;
         }
@@ -335,10 +343,10 @@ fn emit_run(
             other => other,
         };
         if worth_folding(doc, &piece, hash) {
-            pieces.push(piece);
+            out.pieces.push(piece);
             folded = true;
-        } else if let Piece::Fold { lines, .. } | Piece::Like { lines, .. } = piece {
-            pieces.extend(lines.into_iter().map(Piece::Keep));
+        } else {
+            out.keep(start + k..start + end, view.shapes);
         }
         k = end;
     }
@@ -358,7 +366,7 @@ fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<Template>> {
     kinds
         .into_iter()
         .map(|(_, group)| {
-            let text = template(view.doc, view.spans, &group)?;
+            let text = template(view.doc, &group)?;
             Some(Template::new(text, group.len()))
         })
         .collect()
@@ -367,35 +375,78 @@ fn templates(view: &Lines, lines: &[usize]) -> Option<Vec<Template>> {
 /// Lines of a same-shape run whose whole number at some position differs from what most lines
 /// agree on — `status=404` among `status=200`, `exit 1` among `exit 0`: the anomalies an agent
 /// looks for. Positions where values vary freely (counters, sizes) mark only their rare values;
-/// timestamps, durations and versions mark none.
-fn outliers(run: &[&str], spans: &[Vec<Span>]) -> Vec<bool> {
-    let values: Vec<Vec<&str>> = run
-        .iter()
-        .zip(spans)
-        .map(|(l, s)| s.iter().map(|r| &l[r.clone()]).collect())
-        .collect();
-    let width = values.iter().map(Vec::len).min().unwrap_or(0);
-    let mut keep = vec![false; run.len()];
-    for p in 0..width {
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for line in &values {
-            *counts.entry(line[p]).or_default() += 1;
-        }
-        let most = counts.values().copied().max().unwrap_or(0);
-        // Timestamps, versions and addresses are not codes: a second that ticks over during a
-        // run is no anomaly. Only whole numbers (a status, an exit code, a count) are.
-        let whole = counts.keys().all(|v| v.bytes().all(|b| b.is_ascii_digit()));
-        if most * 2 <= run.len() || !whole {
-            continue;
-        }
-        // A field with few values (a status, an exit code) keeps every line off its usual
-        // value; a freer field keeps only its rare values.
-        let categorical = counts.len() <= (run.len() / 8).max(3);
-        for (n, line) in values.iter().enumerate() {
-            let count = counts[line[p]];
-            if (categorical && count < most) || count * 5 <= run.len() {
-                keep[n] = true;
+/// timestamps, durations and versions mark none. `line(k)` is the run's line `k` of `count`.
+///
+/// Each line's fields are found again in each pass rather than kept: a first pass finds the
+/// positions that hold only whole numbers and the value most of a position's lines may agree
+/// on, and only a position where most do is counted value by value.
+fn outliers<'a>(count: usize, line: impl Fn(usize) -> &'a str) -> Vec<bool> {
+    let mut keep = vec![false; count];
+    let mut spans = Vec::new();
+    // Per position: whether every value is a whole number, and the majority vote's candidate.
+    let mut width = usize::MAX;
+    let mut positions: Vec<(bool, &str, usize)> = Vec::new();
+    for k in 0..count {
+        let l = line(k);
+        fields_into(l, &mut spans);
+        width = width.min(spans.len());
+        positions.truncate(width);
+        for (p, span) in spans.iter().take(width).enumerate() {
+            let value = &l[span.clone()];
+            if p == positions.len() {
+                positions.push((true, value, 0));
             }
+            let (whole, candidate, votes) = &mut positions[p];
+            // Timestamps, versions and addresses are not codes: a second that ticks over during
+            // a run is no anomaly. Only whole numbers (a status, an exit code, a count) are.
+            *whole &= value.bytes().all(|b| b.is_ascii_digit());
+            if *votes == 0 {
+                *candidate = value;
+            }
+            *votes = if *candidate == value {
+                *votes + 1
+            } else {
+                *votes - 1
+            };
+        }
+    }
+    let width = width.min(positions.len());
+    // A value most lines agree on, if any, is the vote's candidate: count it.
+    let mut agreed: Vec<(usize, &str, usize)> = (0..width)
+        .filter(|&p| positions[p].0)
+        .map(|p| (p, positions[p].1, 0))
+        .collect();
+    if agreed.is_empty() {
+        return keep;
+    }
+    for k in 0..count {
+        let l = line(k);
+        fields_into(l, &mut spans);
+        for (p, candidate, most) in agreed.iter_mut() {
+            *most += usize::from(&l[spans[*p].clone()] == *candidate);
+        }
+    }
+    agreed.retain(|&(_, _, most)| most * 2 > count);
+    if agreed.is_empty() {
+        return keep;
+    }
+    let mut counts: Vec<HashMap<&str, usize>> = vec![HashMap::new(); agreed.len()];
+    for k in 0..count {
+        let l = line(k);
+        fields_into(l, &mut spans);
+        for ((p, _, _), counts) in agreed.iter().zip(&mut counts) {
+            *counts.entry(&l[spans[*p].clone()]).or_default() += 1;
+        }
+    }
+    for (k, keep) in keep.iter_mut().enumerate() {
+        let l = line(k);
+        fields_into(l, &mut spans);
+        for ((p, _, most), counts) in agreed.iter().zip(&counts) {
+            // A field with few values (a status, an exit code) keeps every line off its usual
+            // value; a freer field keeps only its rare values.
+            let categorical = counts.len() <= (count / 8).max(3);
+            let seen = counts[&l[spans[*p].clone()]];
+            *keep |= (categorical && seen < *most) || seen * 5 <= count;
         }
     }
     keep
@@ -405,90 +456,103 @@ fn outliers(run: &[&str], spans: &[Vec<Span>]) -> Vec<bool> {
 /// field shown as `{a|b}` (up to three values, in order of appearance), `{min…max}` (numbers)
 /// or `{first…last}`; a field that does not vary is shown as it is. `None` if the lines do not
 /// split into the same fields.
-fn template(doc: &Doc, all_spans: &[Vec<Span>], lines: &[usize]) -> Option<String> {
+fn template(doc: &Doc, lines: &[usize]) -> Option<String> {
     let first = doc.lines[*lines.first()?];
-    let spans = &all_spans[lines[0]];
-    let per_line: Vec<Vec<&str>> = lines
-        .iter()
-        .map(|&n| {
-            let line = doc.lines[n];
-            all_spans[n].iter().map(|r| &line[r.clone()]).collect()
-        })
-        .collect();
-    if per_line.iter().any(|v| v.len() != spans.len()) {
-        return None;
+    let spans = fields(first);
+    let mut ranges: Vec<FieldRange> = Vec::with_capacity(spans.len());
+    let mut line_spans = Vec::new();
+    for &n in lines {
+        let line = doc.lines[n];
+        fields_into(line, &mut line_spans);
+        if line_spans.len() != spans.len() {
+            return None;
+        }
+        for (p, span) in line_spans.iter().enumerate() {
+            let value = &line[span.clone()];
+            match ranges.get_mut(p) {
+                Some(range) => range.add(value),
+                None => ranges.push(FieldRange::new(value)),
+            }
+        }
     }
     let mut out = String::with_capacity(first.len() + 16);
     let mut at = 0;
-    for (p, span) in spans.iter().enumerate() {
+    for (span, range) in spans.iter().zip(&ranges) {
         out.push_str(&first[at..span.start]);
         at = span.end;
-        let values: Vec<&str> = per_line.iter().map(|v| v[p]).collect();
-        out.push_str(&field_range(&values));
+        out.push_str(&range.render());
     }
     out.push_str(&first[at..]);
     Some(out)
 }
 
-/// How one field's values are shown in a template.
-fn field_range(values: &[&str]) -> String {
-    let mut distinct: Vec<&str> = Vec::new();
-    for v in values {
-        if !distinct.contains(v) {
-            distinct.push(v);
-            if distinct.len() > 3 {
-                break;
+/// One field's values in a template's lines, taken a line at a time, and how they are shown:
+/// `{a|b}` for up to three values (in order of appearance), `{min…max}` for numbers,
+/// `{first…last}` otherwise, and the value itself when it does not vary.
+struct FieldRange<'a> {
+    /// The first four distinct values, in order of appearance.
+    distinct: Vec<&'a str>,
+    first: &'a str,
+    last: &'a str,
+    /// While every value reads as a number: the lowest and the highest (the first of equals).
+    numbers: Option<[(f64, &'a str); 2]>,
+    /// How many leading bytes every value shares with the first.
+    shared: usize,
+}
+
+impl<'a> FieldRange<'a> {
+    fn new(value: &'a str) -> FieldRange<'a> {
+        FieldRange {
+            distinct: vec![value],
+            first: value,
+            last: value,
+            numbers: as_number(value).map(|x| [(x, value), (x, value)]),
+            shared: value.len(),
+        }
+    }
+
+    fn add(&mut self, value: &'a str) {
+        if self.distinct.len() < 4 && !self.distinct.contains(&value) {
+            self.distinct.push(value);
+        }
+        self.last = value;
+        self.numbers = match (self.numbers, as_number(value)) {
+            (Some([low, high]), Some(x)) => Some([
+                if x < low.0 { (x, value) } else { low },
+                if x > high.0 { (x, value) } else { high },
+            ]),
+            _ => None,
+        };
+        let shared = self
+            .first
+            .bytes()
+            .zip(value.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.shared = self.shared.min(shared);
+    }
+
+    fn render(&self) -> String {
+        match (self.distinct.as_slice(), self.numbers) {
+            ([one], _) => one.to_string(),
+            (few @ ([_, _] | [_, _, _]), _) => format!("{{{}}}", few.join("|")),
+            (_, Some([(_, low), (_, high)])) => format!("{{{low}…{high}}}"),
+            (_, None) => {
+                // Timestamps of one minute share their head: `09:05:{43,774…44,010}`, cut
+                // back to just after a separator.
+                let head = self.first.as_bytes()[..self.shared]
+                    .iter()
+                    .rposition(|b| matches!(b, b':' | b'.' | b',' | b'-' | b'/'))
+                    .map_or(0, |p| p + 1);
+                format!(
+                    "{}{{{}…{}}}",
+                    &self.first[..head],
+                    &self.first[head..],
+                    &self.last[head..]
+                )
             }
         }
     }
-    match distinct.len() {
-        0 => String::new(),
-        1 => distinct[0].to_string(),
-        2 | 3 => format!("{{{}}}", distinct.join("|")),
-        _ => {
-            let numeric: Option<Vec<f64>> = values.iter().map(|v| as_number(v)).collect();
-            let (low, high) = match numeric {
-                Some(numbers) => {
-                    let pick = |better: fn(f64, f64) -> bool| {
-                        let mut best = 0;
-                        for (n, &x) in numbers.iter().enumerate() {
-                            if better(x, numbers[best]) {
-                                best = n;
-                            }
-                        }
-                        values[best]
-                    };
-                    (pick(|a, b| a < b), pick(|a, b| a > b))
-                }
-                None => {
-                    // Timestamps of one minute share their head: `09:05:{43,774…44,010}`.
-                    let (first, last) = (values[0], values[values.len() - 1]);
-                    let head = shared_head(values);
-                    return format!("{}{{{}…{}}}", &first[..head], &first[head..], &last[head..]);
-                }
-            };
-            format!("{{{low}…{high}}}")
-        }
-    }
-}
-
-/// The length of the prefix every value shares, cut back to just after a separator.
-fn shared_head(values: &[&str]) -> usize {
-    let first = values[0].as_bytes();
-    let mut len = first.len();
-    for v in &values[1..] {
-        len = len.min(
-            first
-                .iter()
-                .zip(v.as_bytes())
-                .take_while(|(a, b)| a == b)
-                .count(),
-        );
-    }
-    first[..len]
-        .iter()
-        .rposition(|b| matches!(b, b':' | b'.' | b',' | b'-' | b'/'))
-        .map_or(0, |p| p + 1)
 }
 
 /// A field that reads as one number: digits with at most one decimal point.
@@ -604,8 +668,15 @@ pub fn shape(line: &str) -> String {
 /// one of `:.,-/` (`09:05:43,797`, `2026-12-03`, `1.2.3`, `3f9a…-…`). Plain words made of hex
 /// letters (`added`, `face`) are not fields.
 pub fn fields(line: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    fields_into(line, &mut out);
+    out
+}
+
+/// [`fields`] into `out`, which is cleared first: a loop over many lines reuses one buffer.
+fn fields_into(line: &str, out: &mut Vec<Span>) {
+    out.clear();
     let bytes = line.as_bytes();
-    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         if !bytes[i].is_ascii_hexdigit() {
@@ -639,7 +710,6 @@ pub fn fields(line: &str) -> Vec<std::ops::Range<usize>> {
         out.push(start..stop);
         i = stop;
     }
-    out
 }
 
 /// Where a run of hex digits starting at `i` ends.

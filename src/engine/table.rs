@@ -11,11 +11,14 @@
 //! nothing is stored to expand from: around a stack trace in a log, or under `--no-cache`. The
 //! stack trace itself, facts and indented lines never go into a table.
 
-use crate::doc::{Doc, Piece};
+use crate::doc::{self, Doc, Piece};
 use crate::tokens;
 
 /// A run shorter than this stays as it is.
 const MIN_ROWS: usize = 4;
+/// A longer run becomes several tables (the later ones name a template they share by its tag),
+/// so a huge log is split into words a window at a time rather than all at once.
+const MAX_ROWS: usize = 1000;
 /// A template needs at least this many words that every line shares.
 const MIN_SHARED_WORDS: usize = 2;
 
@@ -29,33 +32,31 @@ pub fn tabulate(
     let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
     let mut templates: Vec<String> = Vec::new();
     let mut any = false;
-    let mut i = 0;
-    while i < pieces.len() {
-        // A stretch of consecutive kept lines that may go into a table.
-        let mut end = i;
-        while end < pieces.len() {
-            match pieces[end] {
-                Piece::Keep(n)
-                    if eligible(n)
-                        && (end == i || pieces[end - 1] == Piece::Keep(n.wrapping_sub(1))) =>
-                {
-                    end += 1
-                }
-                _ => break,
+    // The stretch of consecutive kept lines that may go into a table, being collected.
+    let mut stretch = 0..0;
+    for piece in pieces {
+        let Some(lines) = piece.kept() else {
+            any |= tables_in(doc, std::mem::take(&mut stretch), &mut templates, &mut out);
+            out.push(piece.clone());
+            continue;
+        };
+        for n in lines {
+            if !eligible(n) {
+                any |= tables_in(doc, std::mem::take(&mut stretch), &mut templates, &mut out);
+                doc::keep_lines(&mut out, n..n + 1);
+            } else if stretch.is_empty() || stretch.end != n {
+                any |= tables_in(
+                    doc,
+                    std::mem::replace(&mut stretch, n..n + 1),
+                    &mut templates,
+                    &mut out,
+                );
+            } else {
+                stretch.end += 1;
             }
         }
-        if end == i {
-            out.push(pieces[i].clone());
-            i += 1;
-            continue;
-        }
-        let first = match pieces[i] {
-            Piece::Keep(n) => n,
-            _ => unreachable!("a stretch holds kept lines only"),
-        };
-        any |= tables_in(doc, first, first + (end - i), &mut templates, &mut out);
-        i = end;
     }
+    any |= tables_in(doc, stretch, &mut templates, &mut out);
     if !any {
         return None;
     }
@@ -86,24 +87,30 @@ fn name_shared_templates(pieces: &mut [Piece]) {
     }
 }
 
-/// Lines `start..end`, as tables where they pay and kept lines elsewhere.
+/// Lines `lines`, as tables where they pay and kept lines elsewhere.
 fn tables_in(
     doc: &Doc,
-    start: usize,
-    end: usize,
+    lines: std::ops::Range<usize>,
     templates: &mut Vec<String>,
     out: &mut Vec<Piece>,
 ) -> bool {
-    let words: Vec<Words> = (start..end).map(|n| Words::split(doc.lines[n])).collect();
+    let mut window = Window {
+        doc,
+        first: lines.start,
+        end: lines.end,
+        words: std::collections::VecDeque::new(),
+    };
     let mut any = false;
-    let mut i = 0;
-    while i < words.len() {
-        let run = run_from(&words, i);
+    let mut kept = lines.start;
+    let mut i = lines.start;
+    while i < lines.end {
+        window.advance(i);
+        let run = window.run();
         if run >= MIN_ROWS {
-            if let Some(table) = Table::build(&words[i..i + run]) {
+            if let Some(table) = Table::build(window.head(run)) {
                 let tag = templates.iter().position(|t| *t == table.template);
                 let template = table.template.clone();
-                let piece = table.into_piece(start + i, tag.map(|t| t + 1), templates.len() + 1);
+                let piece = table.into_piece(i, tag.map(|t| t + 1), templates.len() + 1);
                 if pays(&template, &piece) {
                     if let Piece::Table {
                         template: Some(t), ..
@@ -111,47 +118,83 @@ fn tables_in(
                     {
                         templates.push(t.clone());
                     }
+                    doc::keep_lines(out, kept..i);
                     out.push(piece);
                     any = true;
                     i += run;
+                    kept = i;
                     continue;
                 }
             }
         }
-        out.push(Piece::Keep(start + i));
         i += 1;
     }
+    doc::keep_lines(out, kept..lines.end);
     any
 }
 
-/// How many lines from `i` share the word layout of line `i` and, together, vary in no more
-/// words than they share.
-fn run_from(words: &[Words], i: usize) -> usize {
-    let head = &words[i];
-    let count = head.words.len();
-    if count < MIN_SHARED_WORDS + 1 {
-        return 1;
+/// The lines of a stretch from `first` on, split into words as far as a run has looked ahead.
+struct Window<'a> {
+    doc: &'a Doc<'a>,
+    first: usize,
+    end: usize,
+    words: std::collections::VecDeque<Words<'a>>,
+}
+
+impl<'a> Window<'a> {
+    /// Drops the lines before `first`.
+    fn advance(&mut self, first: usize) {
+        let gone = (first - self.first).min(self.words.len());
+        self.words.drain(..gone);
+        self.first = first;
     }
-    let mut varying = vec![false; count];
-    let mut len = 1;
-    for line in &words[i + 1..] {
-        if line.gaps != head.gaps {
-            break;
+
+    /// Splits lines up to the one `k` lines after the first; whether the stretch holds it.
+    fn load(&mut self, k: usize) -> bool {
+        while self.words.len() <= k && self.first + self.words.len() < self.end {
+            let line = self.doc.lines[self.first + self.words.len()];
+            self.words.push_back(Words::split(line));
         }
-        let mut next = varying.clone();
-        for (p, w) in line.words.iter().enumerate() {
-            if *w != head.words[p] {
-                next[p] = true;
+        k < self.words.len()
+    }
+
+    /// The first `count` lines, split (loaded by [`Window::run`]).
+    fn head(&mut self, count: usize) -> &[Words<'a>] {
+        &self.words.make_contiguous()[..count]
+    }
+
+    /// How many lines from the first (at most [`MAX_ROWS`]) share the word layout of the
+    /// first and, together, vary in no more words than they share.
+    fn run(&mut self) -> usize {
+        if !self.load(0) {
+            return 0;
+        }
+        let count = self.words[0].words.len();
+        if count < MIN_SHARED_WORDS + 1 {
+            return 1;
+        }
+        let mut varying = vec![false; count];
+        let mut len = 1;
+        while len < MAX_ROWS && self.load(len) {
+            let (head, line) = (&self.words[0], &self.words[len]);
+            if line.gaps != head.gaps {
+                break;
             }
+            let mut next = varying.clone();
+            for (p, w) in line.words.iter().enumerate() {
+                if *w != head.words[p] {
+                    next[p] = true;
+                }
+            }
+            let changing = next.iter().filter(|v| **v).count();
+            if changing * 2 > count || count - changing < MIN_SHARED_WORDS {
+                break;
+            }
+            varying = next;
+            len += 1;
         }
-        let changing = next.iter().filter(|v| **v).count();
-        if changing * 2 > count || count - changing < MIN_SHARED_WORDS {
-            break;
-        }
-        varying = next;
-        len += 1;
+        len
     }
-    len
 }
 
 /// A line as its words and the whitespace around them: `gaps[k]` comes before `words[k]`, and
@@ -560,6 +603,30 @@ mod tests {
             "{out}"
         );
         assert_eq!(rebuild(&out), text);
+    }
+
+    #[test]
+    fn a_run_longer_than_a_table_holds_becomes_tables_that_share_a_template() {
+        let text = lines_of(2 * MAX_ROWS + 500);
+        let doc = Doc::new("tail app.log", &text);
+        let mut keep = Vec::new();
+        doc::keep_lines(&mut keep, 0..doc.lines.len());
+        let pieces = tabulate(&doc, &keep, |_| true).expect("tables pay");
+        let rows: Vec<usize> = pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Table { lines, .. } => Some(lines.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rows, [MAX_ROWS, MAX_ROWS, 500]);
+        let out = render(&doc, &pieces, "h");
+        assert!(
+            out.contains("\n[1000 lines #1, n = 01300, 01301, …; each row below fills its {}:]\n"),
+            "{out}"
+        );
+        assert_eq!(rebuild(&out), text);
+        assert!(reads_back(&out, &text));
     }
 
     #[test]

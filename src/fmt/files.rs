@@ -5,7 +5,7 @@
 
 use crate::doc::facts::reports_failure;
 use crate::doc::label::Label;
-use crate::doc::{unfold, Doc, Piece};
+use crate::doc::{keep_lines, unfold, Doc, Piece};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,33 +19,33 @@ pub fn matches(label: &Label) -> bool {
 }
 
 pub fn format(doc: &Doc) -> Option<Vec<Piece>> {
-    let paths = if Label::parse(doc.label).program == "tree" {
-        tree_paths(doc)?
-    } else {
-        find_paths(doc)?
-    };
     // A name such as `error.rs` reads as a failure report: the engine wants it shown.
-    let pieces = plan(&paths, doc.lines.len());
+    let pieces = if Label::parse(doc.label).program == "tree" {
+        let paths = tree_paths(doc)?;
+        plan(|n| paths[n].as_deref(), doc.lines.len())
+    } else if is_find_listing(doc) {
+        // Each line is its own path: read again where needed rather than kept for every line.
+        plan(|n| find_path(doc.lines[n]), doc.lines.len())
+    } else {
+        return None;
+    };
     Some(unfold(pieces, |n| reports_failure(doc.lines[n])))
 }
 
 /// `find` prints one path per line; anything else (errors) is not a path.
-fn find_paths<'a>(doc: &Doc<'a>) -> Option<Vec<Option<Cow<'a, str>>>> {
-    let paths: Vec<Option<Cow<'a, str>>> = doc
-        .lines
-        .iter()
-        .map(|l| {
-            let plain = !l.is_empty()
-                && !l.starts_with(char::is_whitespace)
-                && !l.contains('\t')
-                && !l.starts_with("find: ");
-            plain.then(|| Cow::Borrowed(l.trim_end_matches('/')))
-        })
-        .collect();
+fn find_path(line: &str) -> Option<&str> {
+    let plain = !line.is_empty()
+        && !line.starts_with(char::is_whitespace)
+        && !line.contains('\t')
+        && !line.starts_with("find: ");
+    plain.then(|| line.trim_end_matches('/'))
+}
+
+/// Refuse to guess: a find listing is nearly all paths, most of them nested.
+fn is_find_listing(doc: &Doc) -> bool {
     let with_slash = doc.lines.iter().filter(|l| l.contains('/')).count();
-    let count = paths.iter().flatten().count();
-    // Refuse to guess: a find listing is nearly all paths, most of them nested.
-    (count >= 20 && count * 10 >= doc.lines.len() * 9 && with_slash * 2 >= count).then_some(paths)
+    let count = doc.lines.iter().filter(|l| find_path(l).is_some()).count();
+    count >= 20 && count * 10 >= doc.lines.len() * 9 && with_slash * 2 >= count
 }
 
 /// `tree` draws each entry as 4-character indent cells and a name; its last line counts
@@ -97,62 +97,57 @@ fn tree_entry(line: &str) -> Option<(usize, &str)> {
 }
 
 /// What happens to each line: kept, or folded into the subtree unit that starts at a line.
-fn plan(paths: &[Option<Cow<str>>], line_count: usize) -> Vec<Piece> {
-    let index: BTreeMap<&str, usize> = paths
-        .iter()
-        .enumerate()
-        .filter_map(|(n, p)| Some((p.as_deref()?, n)))
-        .collect();
+/// `path(n)` is line `n` as a path, if it is one.
+fn plan<'a>(path: impl Fn(usize) -> Option<&'a str>, line_count: usize) -> Vec<Piece> {
     // Lines below each bulk root, by root.
     let mut below: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (n, p) in paths.iter().enumerate() {
-        let Some(p) = p.as_deref() else { continue };
+    for n in 0..line_count {
+        let Some(p) = path(n) else { continue };
         if let Some(root) = bulk_root(p) {
             if root.len() < p.len() {
                 below.entry(root).or_default().push(n);
             }
         }
     }
-    let mut unit_of: Vec<Option<usize>> = vec![None; line_count]; // fold unit id per line
+    let listed = |dir: &str| (0..line_count).any(|n| path(n) == Some(dir));
     let mut units: Vec<(String, Vec<usize>)> = Vec::new();
-    for (root, lines) in &below {
-        split_units(root, lines, paths, &index, true, &mut units);
+    for (root, lines) in below {
+        split_units(root, lines, &path, &listed, true, &mut units);
     }
-    for (id, (_, lines)) in units.iter().enumerate() {
-        for &n in lines {
-            unit_of[n] = Some(id);
-        }
+    let mut folded = vec![false; line_count];
+    for (_, lines) in &units {
+        lines.iter().for_each(|&n| folded[n] = true);
     }
+    // A unit is shown where its first line was.
+    units.sort_by_key(|(_, lines)| lines[0]);
+    let mut units = units.into_iter().peekable();
     let mut pieces = Vec::new();
-    let mut emitted = vec![false; units.len()];
-    for (n, unit) in unit_of.iter().enumerate() {
-        match *unit {
-            None => pieces.push(Piece::Keep(n)),
-            Some(id) if !emitted[id] => {
-                emitted[id] = true;
-                let (dir, lines) = &units[id];
-                let dirs: BTreeSet<&str> = lines
-                    .iter()
-                    .filter_map(|&m| paths[m].as_deref())
-                    .map(|p| p.rsplit_once('/').map_or("", |(d, _)| d))
-                    .collect();
-                pieces.push(Piece::Summary(format!(
-                    "{dir}/: {} entries in {} {}",
-                    lines.len(),
-                    dirs.len(),
-                    if dirs.len() == 1 {
-                        "directory"
-                    } else {
-                        "directories"
-                    }
-                )));
-                pieces.push(Piece::Fold {
-                    lines: lines.clone(),
-                    what: "bulk directory".to_string(),
-                });
+    for (n, folded) in folded.into_iter().enumerate() {
+        let Some((dir, lines)) = units.next_if(|(_, lines)| lines[0] == n) else {
+            if !folded {
+                keep_lines(&mut pieces, n..n + 1);
             }
-            Some(_) => {}
-        }
+            continue;
+        };
+        let dirs: BTreeSet<&str> = lines
+            .iter()
+            .filter_map(|&m| path(m))
+            .map(|p| p.rsplit_once('/').map_or("", |(d, _)| d))
+            .collect();
+        pieces.push(Piece::Summary(format!(
+            "{dir}/: {} entries in {} {}",
+            lines.len(),
+            dirs.len(),
+            if dirs.len() == 1 {
+                "directory"
+            } else {
+                "directories"
+            }
+        )));
+        pieces.push(Piece::Fold {
+            lines,
+            what: "bulk directory".to_string(),
+        });
     }
     pieces
 }
@@ -172,36 +167,37 @@ fn bulk_root(path: &str) -> Option<&str> {
 
 /// Splits the lines below `root` into fold units: one per non-empty subdirectory, or the whole
 /// root when it has too many. Entries directly in `root` stay visible. Cargo's profile
-/// directories (`target/debug`) are opened one level further: their binaries are what an
-/// agent looks for.
-fn split_units(
+/// directories (`target/debug`) are opened one level further when listed themselves: their
+/// binaries are what an agent looks for.
+fn split_units<'a>(
     root: &str,
-    lines: &[usize],
-    paths: &[Option<Cow<str>>],
-    index: &BTreeMap<&str, usize>,
+    lines: Vec<usize>,
+    path: &impl Fn(usize) -> Option<&'a str>,
+    listed: &impl Fn(&str) -> bool,
     open_profiles: bool,
     units: &mut Vec<(String, Vec<usize>)>,
 ) {
     let mut by_child: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for &n in lines {
-        let p = paths[n].as_deref().unwrap_or("");
+    for &n in &lines {
+        let p = path(n).unwrap_or("");
         let rel = &p[root.len() + 1..];
         if let Some((child, _)) = rel.split_once('/') {
             by_child.entry(child).or_default().push(n);
         }
     }
     if by_child.len() > MAX_UNITS && lines.len() >= MIN_FOLD {
-        units.push((root.to_string(), lines.to_vec()));
+        units.push((root.to_string(), lines));
         return;
     }
+    drop(lines);
     for (child, inner) in by_child {
         let dir = format!("{root}/{child}");
         let profile = open_profiles
             && root.ends_with("target")
             && matches!(child, "debug" | "release")
-            && index.contains_key(dir.as_str());
+            && listed(&dir);
         if profile {
-            split_units(&dir, &inner, paths, index, false, units);
+            split_units(&dir, inner, path, listed, false, units);
         } else if inner.len() >= MIN_FOLD {
             units.push((dir, inner));
         }

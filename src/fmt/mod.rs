@@ -260,7 +260,7 @@ pub(crate) fn accounts_for_every_line(line_count: usize, pieces: &[Piece]) -> bo
             Piece::Fold { lines, .. } | Piece::Like { lines, .. } => {
                 lines.iter().for_each(|&n| seen[n] = true)
             }
-            Piece::Same { lines, .. } | Piece::Table { lines, .. } => {
+            Piece::KeepRange(lines) | Piece::Same { lines, .. } | Piece::Table { lines, .. } => {
                 lines.clone().for_each(|n| seen[n] = true)
             }
             Piece::Summary(_) => {}

@@ -156,7 +156,9 @@ fn compress_with(
                     served: outcome
                         .held
                         .as_deref()
-                        .map_or(&outcome.stdout, str::as_bytes),
+                        .map(str::as_bytes)
+                        .or(outcome.stdout.as_deref())
+                        .unwrap_or(body),
                     path_key: outcome.path_key.as_deref(),
                     simhash: outcome.simhash,
                 }),
@@ -177,7 +179,8 @@ fn compress_with(
         served.header = None;
         served.kind = Kind::Passthrough;
     } else {
-        served.stdout = outcome.stdout;
+        // Copied only now that the store has let go of what it wrote.
+        served.stdout = outcome.stdout.unwrap_or_else(|| body.to_vec());
     }
     served
 }

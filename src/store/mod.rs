@@ -4,11 +4,18 @@
 
 mod schema;
 
+use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// What an entry's agent was last shown. An entry served exactly as it came (a listing passed
+/// through, a whole file read) keeps its text once, in `original`, with `served` left empty
+/// and `served_bytes` giving its length: a 100 MB output is then neither stored twice nor held
+/// twice while it is written.
+const SERVED: &str =
+    "CASE WHEN served_bytes > 0 AND length(served) = 0 THEN original ELSE served END";
 /// Served text indexed for `recall` is cut to this many bytes per entry.
 const FTS_CAP_BYTES: usize = 16 * 1024;
 const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
@@ -389,11 +396,11 @@ impl Store {
     ) -> Result<Vec<SliceCandidate>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT hash, original, served, pinned, last_served FROM entries
-                 WHERE path_key IS NOT NULL AND original_bytes > ?2 AND original_bytes <= ?3
-                 ORDER BY (path_key = ?1) DESC, last_served DESC LIMIT 4",
-            )
+            .prepare_cached(&format!(
+                "SELECT hash, original, {SERVED}, pinned, last_served FROM entries
+                     WHERE path_key IS NOT NULL AND original_bytes > ?2 AND original_bytes <= ?3
+                     ORDER BY (path_key = ?1) DESC, last_served DESC LIMIT 4"
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![path_key, min_bytes as i64, max_bytes as i64], |r| {
@@ -422,6 +429,12 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         if let (Some(entry), Some(hash)) = (&rec.entry, rec.hash) {
+            // Text served as it came is kept once: `served` stays empty (see `SERVED`).
+            let served = if entry.served == entry.original && !entry.served.is_empty() {
+                &[][..]
+            } else {
+                entry.served
+            };
             let previous: Option<(i64, Vec<u8>)> = tx
                 .query_row(
                     "SELECT rowid, served FROM entries WHERE hash = ?1",
@@ -430,7 +443,8 @@ impl Store {
                 )
                 .optional()
                 .map_err(err)?;
-            tx.execute(
+            execute_in_place(
+                &tx,
                 "INSERT INTO entries(hash, original, served, label, path_key, original_bytes, served_bytes,
                                      tokens_in, tokens_out, first_served, last_served, simhash)
                  VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)
@@ -438,24 +452,26 @@ impl Store {
                      tokens_out = excluded.tokens_out, label = excluded.label,
                      path_key = coalesce(excluded.path_key, path_key), last_served = excluded.last_served,
                      simhash = coalesce(excluded.simhash, simhash)",
-                params![
-                    hash,
-                    entry.original,
-                    entry.served,
-                    rec.label,
-                    entry.path_key,
-                    entry.original.len() as i64,
-                    entry.served.len() as i64,
-                    rec.tokens_in as i64,
-                    rec.tokens_out as i64,
-                    rec.now,
-                    entry.simhash.map(|h| h as i64)
+                &[
+                    ValueRef::Text(hash.as_bytes()),
+                    ValueRef::Blob(entry.original),
+                    ValueRef::Blob(served),
+                    ValueRef::Text(rec.label.as_bytes()),
+                    entry
+                        .path_key
+                        .map_or(ValueRef::Null, |p| ValueRef::Text(p.as_bytes())),
+                    ValueRef::Integer(entry.original.len() as i64),
+                    ValueRef::Integer(entry.served.len() as i64),
+                    ValueRef::Integer(rec.tokens_in as i64),
+                    ValueRef::Integer(rec.tokens_out as i64),
+                    ValueRef::Integer(rec.now),
+                    entry.simhash.map_or(ValueRef::Null, |h| ValueRef::Integer(h as i64)),
                 ],
             )
             .map_err(err)?;
             let unchanged = previous
                 .as_ref()
-                .is_some_and(|(_, served)| served == entry.served);
+                .is_some_and(|(_, before)| before == served);
             if !unchanged {
                 let rowid: i64 = match previous {
                     Some((rowid, _)) => rowid,
@@ -691,7 +707,7 @@ impl Store {
     pub fn recent_entries(&self, limit: usize) -> Result<Vec<RecentEntry>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT hash, label, last_served, tokens_in, served FROM entries ORDER BY last_served DESC, rowid DESC LIMIT ?1")
+            .prepare(&format!("SELECT hash, label, last_served, tokens_in, {SERVED} FROM entries ORDER BY last_served DESC, rowid DESC LIMIT ?1"))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([limit as i64], |r| {
@@ -757,9 +773,11 @@ impl Store {
     /// What the agent was last shown of an entry.
     pub fn served(&self, hash: &str) -> Result<Option<Vec<u8>>> {
         self.conn
-            .query_row("SELECT served FROM entries WHERE hash = ?1", [hash], |r| {
-                r.get(0)
-            })
+            .query_row(
+                &format!("SELECT {SERVED} FROM entries WHERE hash = ?1"),
+                [hash],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| self.err(e))
     }
@@ -818,6 +836,75 @@ impl StoreError {
             message,
             corrupt,
         }
+    }
+}
+
+/// Runs one statement with its parameters bound where they lie (`SQLITE_STATIC`). rusqlite
+/// binds every text and blob as `SQLITE_TRANSIENT`, which SQLite copies before it copies them
+/// again into the row it builds: a 100 MB original was held three times at once.
+fn execute_in_place(conn: &Connection, sql: &str, params: &[ValueRef]) -> rusqlite::Result<()> {
+    use rusqlite::ffi;
+    use std::os::raw::c_int;
+    let failure = |db: *mut ffi::sqlite3, code: c_int| {
+        // SAFETY: `db` is the open connection; SQLite owns the message, copied here at once.
+        let message = unsafe { std::ffi::CStr::from_ptr(ffi::sqlite3_errmsg(db)) };
+        rusqlite::Error::SqliteFailure(
+            ffi::Error::new(code),
+            Some(message.to_string_lossy().into_owned()),
+        )
+    };
+    let too_long = |_| rusqlite::Error::ToSqlConversionFailure("statement too long".into());
+    let sql_len = c_int::try_from(sql.len()).map_err(too_long)?;
+    // SAFETY: the connection is open and used by this thread alone. The statement is
+    // prepared, bound, run and finalized here, so every pointer bound to it (borrowed from
+    // `sql` and `params`) outlives it.
+    unsafe {
+        let db = conn.handle();
+        let mut stmt = std::ptr::null_mut();
+        let mut code = ffi::sqlite3_prepare_v2(
+            db,
+            sql.as_ptr().cast(),
+            sql_len,
+            &mut stmt,
+            std::ptr::null_mut(),
+        );
+        if code != ffi::SQLITE_OK {
+            return Err(failure(db, code));
+        }
+        for (at, param) in (1..).zip(params) {
+            code = match *param {
+                ValueRef::Null => ffi::sqlite3_bind_null(stmt, at),
+                ValueRef::Integer(n) => ffi::sqlite3_bind_int64(stmt, at, n),
+                ValueRef::Real(x) => ffi::sqlite3_bind_double(stmt, at, x),
+                ValueRef::Text(t) => ffi::sqlite3_bind_text64(
+                    stmt,
+                    at,
+                    t.as_ptr().cast(),
+                    t.len() as u64,
+                    ffi::SQLITE_STATIC(),
+                    ffi::SQLITE_UTF8 as u8,
+                ),
+                ValueRef::Blob(b) => ffi::sqlite3_bind_blob64(
+                    stmt,
+                    at,
+                    b.as_ptr().cast(),
+                    b.len() as u64,
+                    ffi::SQLITE_STATIC(),
+                ),
+            };
+            if code != ffi::SQLITE_OK {
+                break;
+            }
+        }
+        if code == ffi::SQLITE_OK {
+            code = ffi::sqlite3_step(stmt);
+        }
+        let result = match code {
+            ffi::SQLITE_DONE => Ok(()),
+            code => Err(failure(db, code)),
+        };
+        ffi::sqlite3_finalize(stmt);
+        result
     }
 }
 
@@ -994,6 +1081,55 @@ mod tests {
             touch: None,
         };
         store.record(&rec, limits).expect("record");
+    }
+
+    #[test]
+    fn an_output_served_as_it_came_is_stored_once_and_read_back_whole() {
+        let (dir, mut store) = temp("once");
+        let body = b"./src/lib.rs\n./src/main.rs\n".repeat(1000);
+        put(&mut store, "00000000000000cc", &body, 1, Limits::default());
+        let stored = |store: &Store, hash: &str| -> (i64, i64) {
+            store
+                .conn
+                .query_row(
+                    "SELECT length(served), served_bytes FROM entries WHERE hash = ?1",
+                    [hash],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        assert_eq!(stored(&store, "00000000000000cc"), (0, body.len() as i64));
+        assert_eq!(
+            store.served("00000000000000cc").unwrap(),
+            Some(body.clone())
+        );
+        assert_eq!(store.recent_entries(1).unwrap()[0].served, body);
+        // What was served changed: it is stored as it is.
+        let rec = Record {
+            now: 2,
+            label: "test",
+            family: "test",
+            project: None,
+            kind: EventKind::Generic,
+            tokens_in: 1,
+            tokens_out: 1,
+            hash: Some("00000000000000cc"),
+            entry: Some(EntryWrite {
+                original: &body,
+                served: b"[sqz] folded\n",
+                path_key: None,
+                simhash: None,
+            }),
+            touch: None,
+        };
+        store.record(&rec, Limits::default()).unwrap();
+        assert_eq!(stored(&store, "00000000000000cc"), (13, 13));
+        assert_eq!(
+            store.served("00000000000000cc").unwrap().as_deref(),
+            Some(&b"[sqz] folded\n"[..])
+        );
+        assert_eq!(store.original("00000000000000cc").unwrap(), Some(body));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
