@@ -2,7 +2,6 @@
 //! agent form of JSON tool output (SPEC §4.2), where arrays of uniform objects become tables.
 //! It never drops, reorders or rewrites a value; input it cannot represent exactly is an error.
 
-use std::collections::HashSet;
 use std::fmt;
 
 /// Deeper input is an error rather than a stack overflow.
@@ -328,13 +327,20 @@ pub fn compact_for_agent(text: &str) -> Option<String> {
     if !matches!(trimmed.as_bytes().first(), Some(b'{' | b'[')) {
         return None;
     }
-    let out = match parse(trimmed) {
-        Ok(doc) => {
-            let mut tables = Tables::new();
-            let (_, agent_len) = plan(&doc, &mut tables);
-            let mut out = String::with_capacity(agent_len);
-            write_agent(&mut out, &doc, &tables);
-            // Only a table at the top level puts a newline at either end.
+    // Two passes over the text, one sizing and one writing, and no tree of the document: a
+    // huge output costs little more than itself and its agent form.
+    let mut tables = Vec::new();
+    let out = match Parser::new(trimmed, false).plan_document(&mut tables) {
+        Ok(sized) => {
+            // A table at the top level is written with a newline at either end, cut below.
+            if sized.agent >= trimmed.len() + 2 {
+                return None;
+            }
+            let mut out = String::with_capacity(sized.agent);
+            let mut tables = tables.into_iter().peekable();
+            Parser::new(trimmed, false)
+                .write_value(&mut out, Some(&mut tables))
+                .ok()?;
             if out.starts_with('\n') {
                 out.pop();
                 out.remove(0);
@@ -367,116 +373,38 @@ fn is_json_whitespace(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// The arrays written as tables, by address. Addresses are only compared, never followed, and
-/// the document is borrowed for as long as the set lives.
-type Tables = HashSet<*const Value>;
-
-/// Sizes `v` both ways, bottom up, and records in `tables` each array that is shorter written
-/// as a table than as objects; returns (compact length, agent-form length). A table's values
-/// are compact JSON, so a table is weighed against any tables nested in its rows.
-fn plan(v: &Value, tables: &mut Tables) -> (usize, usize) {
-    match v {
-        Value::Array(items) => {
-            let separators = items.len().saturating_sub(1);
-            let (mut compact, mut agent) = (2 + separators, 2 + separators);
-            for item in items {
-                let (c, a) = plan(item, tables);
-                compact += c;
-                agent += a;
-            }
-            if let Some(keys) = uniform_keys(items) {
-                // Each row loses its braces, quoted keys and colons, and gains a newline.
-                let keys_and_colons: usize = keys.iter().map(|(k, _)| quoted_len(k) + 1).sum();
-                let values = compact - 2 - separators - items.len() * (2 + keys_and_colons);
-                let header = table_header(TABLE_OPEN, items.len(), keys).len();
-                let as_table = 1 + header + items.len() + values + 1;
-                if as_table < agent {
-                    tables.insert(v);
-                    agent = as_table;
-                }
-            }
-            (compact, agent)
-        }
-        Value::Object(members) => {
-            let separators = members.len().saturating_sub(1);
-            let (mut compact, mut agent) = (2 + separators, 2 + separators);
-            for (key, value) in members {
-                let (c, a) = plan(value, tables);
-                let key = quoted_len(key) + 1;
-                compact += key + c;
-                // The agent form writes `"key": value`, as pretty printers do, so a fact
-                // quoted from pretty-printed output still matches.
-                agent += key + 1 + a;
-            }
-            (compact, agent)
-        }
-        Value::Null => (4, 4),
-        Value::Bool(b) => (4 + usize::from(!b), 4 + usize::from(!b)),
-        Value::Number(n) => (n.len(), n.len()),
-        Value::String(s) => (quoted_len(s), quoted_len(s)),
-    }
+/// What the sizing pass learns of one value: its length written compact and in the agent
+/// form, and an object's keys in order.
+struct Sized {
+    compact: usize,
+    agent: usize,
+    keys: Option<Vec<String>>,
 }
 
-fn write_agent(out: &mut String, v: &Value, tables: &Tables) {
-    match v {
-        Value::Array(items) => {
-            if tables.contains(&(v as *const Value)) {
-                if let Some(keys) = uniform_keys(items) {
-                    write_table(out, &table_header(TABLE_OPEN, items.len(), keys), items);
-                    return;
-                }
-            }
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                write_agent(out, item, tables);
-            }
-            out.push(']');
-        }
-        Value::Object(members) => {
-            out.push('{');
-            for (n, (key, value)) in members.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                write_string(out, key);
-                out.push_str(": ");
-                write_agent(out, value, tables);
-            }
-            out.push('}');
-        }
-        _ => write_compact(out, v),
-    }
-}
+/// An array the agent form writes as a table: where it starts in the text, and its header.
+type Table = (usize, String);
 
-/// The key sequence `items` share when they are at least three objects with the same
-/// non-empty sequence of keys.
-fn uniform_keys(items: &[Value]) -> Option<&[(String, Value)]> {
-    if items.len() < MIN_TABLE_ROWS {
-        return None;
+/// The tables still to write, in the order of the text.
+type Tables = std::iter::Peekable<std::vec::IntoIter<Table>>;
+
+/// A scalar's length written compact.
+fn scalar_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(n) => n.len(),
+        Value::String(s) => quoted_len(s),
+        other => other.to_compact().len(),
     }
-    let first = items[0].as_object()?;
-    if first.is_empty() {
-        return None;
-    }
-    for item in &items[1..] {
-        let members = item.as_object()?;
-        if members.len() != first.len() || members.iter().zip(first).any(|(a, b)| a.0 != b.0) {
-            return None;
-        }
-    }
-    Some(first)
 }
 
 /// `[table N rows: k1,k2]`, or `[jsonl …` with that `open`.
-fn table_header(open: &[u8], rows: usize, keys: &[(String, Value)]) -> String {
+fn table_header(open: &[u8], rows: usize, keys: &[String]) -> String {
     let mut header = String::new();
     header.extend(open.iter().map(|&b| b as char));
     header.push_str(&rows.to_string());
     header.extend(ROWS_LABEL.iter().map(|&b| b as char));
-    for (n, (key, _)) in keys.iter().enumerate() {
+    for (n, key) in keys.iter().enumerate() {
         if n > 0 {
             header.push(',');
         }
@@ -488,22 +416,6 @@ fn table_header(open: &[u8], rows: usize, keys: &[(String, Value)]) -> String {
     }
     header.push(']');
     header
-}
-
-/// The header and rows, with a newline before each line and after the last.
-fn write_table(out: &mut String, header: &str, items: &[Value]) {
-    out.push('\n');
-    out.push_str(header);
-    for item in items {
-        out.push('\n');
-        for (n, (_, value)) in item.as_object().unwrap_or_default().iter().enumerate() {
-            if n > 0 {
-                out.push(',');
-            }
-            write_compact(out, value);
-        }
-    }
-    out.push('\n');
 }
 
 fn is_bare_key(key: &str) -> bool {
@@ -526,18 +438,39 @@ fn quoted_len(s: &str) -> usize {
         .sum::<usize>()
 }
 
+/// JSON Lines as one table, line by line: a first pass checks that every line is an object
+/// with the same keys, a second writes the rows.
 fn json_lines_table(text: &str) -> Option<String> {
-    let mut rows = Vec::new();
+    let mut keys: Option<Vec<String>> = None;
+    let mut rows = 0;
+    let mut nested = Vec::new();
     for line in text.split('\n') {
-        match parse(line) {
-            Ok(row @ Value::Object(_)) => rows.push(row),
+        let mut line = Parser::new(line, false);
+        line.skip_whitespace();
+        if line.peek() != Some(b'{') {
+            return None;
+        }
+        let sized = line.plan_document(&mut nested).ok()?;
+        nested.clear();
+        match (&keys, sized.keys) {
+            (None, Some(first)) if !first.is_empty() => keys = Some(first),
+            (Some(first), Some(these)) if *first == these => {}
             _ => return None,
         }
+        rows += 1;
     }
-    let header = table_header(JSONL_OPEN, rows.len(), uniform_keys(&rows)?);
+    if rows < MIN_TABLE_ROWS {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
-    write_table(&mut out, &header, &rows);
-    Some(out.trim_matches('\n').to_owned())
+    out.push_str(&table_header(JSONL_OPEN, rows, &keys?));
+    for line in text.split('\n') {
+        let mut line = Parser::new(line, false);
+        line.skip_whitespace();
+        out.push('\n');
+        line.write_row(&mut out).ok()?;
+    }
+    Some(out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -626,67 +559,243 @@ impl<'a> Parser<'a> {
         if depth > MAX_DEPTH {
             return self.fail("nested deeper than 512 levels");
         }
-        self.pos += 1;
         let mut members = Vec::new();
-        self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(Value::Object(members));
-        }
-        loop {
-            match self.peek() {
-                Some(b'"') => {}
-                Some(b'}') if !members.is_empty() => {
-                    return self.fail("trailing comma in an object")
-                }
-                _ => return self.fail("expected a string key"),
-            }
-            let key = self.string()?;
-            self.skip_whitespace();
-            self.expect(b':', "expected ':' after an object key")?;
-            self.skip_whitespace();
-            let value = self.value(depth)?;
-            members.push((key, value));
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(Value::Object(members));
-                }
-                _ => return self.fail("expected ',' or '}' in an object"),
-            }
-            self.skip_whitespace();
-        }
+        self.each_member(b'}', |p, _| {
+            members.push((p.key()?, p.value(depth)?));
+            Ok(())
+        })?;
+        // A tree of many small objects would otherwise hold a fifth of itself as spare room.
+        members.shrink_to_fit();
+        Ok(Value::Object(members))
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
         if depth > MAX_DEPTH {
             return self.fail("nested deeper than 512 levels");
         }
-        self.pos += 1;
         let mut items = Vec::new();
+        self.each_member(b']', |p, _| {
+            items.push(p.value(depth)?);
+            Ok(())
+        })?;
+        items.shrink_to_fit();
+        Ok(Value::Array(items))
+    }
+
+    /// Walks the members of the array or object at `pos`, `close` being its closing bracket:
+    /// `each` gets the parser at the start of each member (a value, or a key) and its index.
+    /// Returns how many there were.
+    fn each_member(
+        &mut self,
+        close: u8,
+        mut each: impl FnMut(&mut Self, usize) -> Result<(), ParseError>,
+    ) -> Result<usize, ParseError> {
+        let (trailing, expected) = if close == b']' {
+            (
+                "trailing comma in an array",
+                "expected ',' or ']' in an array",
+            )
+        } else {
+            (
+                "trailing comma in an object",
+                "expected ',' or '}' in an object",
+            )
+        };
+        self.pos += 1;
         self.skip_whitespace();
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.pos += 1;
-            return Ok(Value::Array(items));
+            return Ok(0);
         }
+        let mut n = 0;
         loop {
-            if self.peek() == Some(b']') {
-                return self.fail("trailing comma in an array");
+            if self.peek() == Some(close) {
+                return self.fail(trailing);
             }
-            items.push(self.value(depth)?);
+            each(self, n)?;
+            n += 1;
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => {
+                Some(c) if c == close => {
                     self.pos += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(n);
                 }
-                _ => return self.fail("expected ',' or ']' in an array"),
+                _ => return self.fail(expected),
             }
             self.skip_whitespace();
         }
+    }
+
+    /// An object member's key and the colon after it.
+    fn key(&mut self) -> Result<String, ParseError> {
+        if self.peek() != Some(b'"') {
+            return self.fail("expected a string key");
+        }
+        let key = self.string()?;
+        self.skip_whitespace();
+        self.expect(b':', "expected ':' after an object key")?;
+        self.skip_whitespace();
+        Ok(key)
+    }
+
+    /// The sizing pass over a whole document (see [`Parser::plan`]).
+    fn plan_document(&mut self, tables: &mut Vec<Table>) -> Result<Sized, ParseError> {
+        self.skip_whitespace();
+        let sized = self.plan(0, tables)?;
+        self.skip_whitespace();
+        if self.pos != self.bytes.len() {
+            return self.fail("unexpected text after the document");
+        }
+        Ok(sized)
+    }
+
+    /// Sizes the value at `pos` both ways, bottom up, and notes in `tables`, in the order of
+    /// the text, each array that is shorter written as a table than as objects. A table's
+    /// values are compact JSON, so a table is weighed against any tables nested in its rows,
+    /// and those are dropped when it wins. Checks the text as [`Parser::value`] does.
+    fn plan(&mut self, depth: usize, tables: &mut Vec<Table>) -> Result<Sized, ParseError> {
+        let depth = depth + 1;
+        let open = self.peek();
+        if matches!(open, Some(b'[' | b'{')) && depth > MAX_DEPTH {
+            return self.fail("nested deeper than 512 levels");
+        }
+        let (mut compact, mut agent) = (2, 2);
+        match open {
+            Some(b'[') => {
+                let start = self.pos;
+                let nested = tables.len();
+                // The keys of the first item, while every item is an object with those keys.
+                let mut shared: Option<Vec<String>> = None;
+                let mut uniform = true;
+                let rows = self.each_member(b']', |p, n| {
+                    let item = p.plan(depth, tables)?;
+                    compact += item.compact + usize::from(n > 0);
+                    agent += item.agent + usize::from(n > 0);
+                    uniform &= match (item.keys, &shared) {
+                        (Some(keys), None) if n == 0 && !keys.is_empty() => {
+                            shared = Some(keys);
+                            true
+                        }
+                        (Some(keys), Some(first)) => keys == *first,
+                        _ => false,
+                    };
+                    Ok(())
+                })?;
+                if let Some(keys) = shared.filter(|_| uniform && rows >= MIN_TABLE_ROWS) {
+                    // Each row loses its braces, quoted keys and colons, and gains a newline.
+                    let separators = rows - 1;
+                    let keys_and_colons: usize = keys.iter().map(|k| quoted_len(k) + 1).sum();
+                    let values = compact - 2 - separators - rows * (2 + keys_and_colons);
+                    let header = table_header(TABLE_OPEN, rows, &keys);
+                    let as_table = 1 + header.len() + rows + values + 1;
+                    if as_table < agent {
+                        tables.truncate(nested);
+                        tables.push((start, header));
+                        agent = as_table;
+                    }
+                }
+                Ok(Sized {
+                    compact,
+                    agent,
+                    keys: None,
+                })
+            }
+            Some(b'{') => {
+                let mut keys = Vec::new();
+                self.each_member(b'}', |p, n| {
+                    let key = p.key()?;
+                    let value = p.plan(depth, tables)?;
+                    let key_len = quoted_len(&key) + 1;
+                    compact += usize::from(n > 0) + key_len + value.compact;
+                    // The agent form writes `"key": value`, as pretty printers do, so a fact
+                    // quoted from pretty-printed output still matches.
+                    agent += usize::from(n > 0) + key_len + 1 + value.agent;
+                    keys.push(key);
+                    Ok(())
+                })?;
+                Ok(Sized {
+                    compact,
+                    agent,
+                    keys: Some(keys),
+                })
+            }
+            _ => {
+                let len = scalar_len(&self.value(depth)?);
+                Ok(Sized {
+                    compact: len,
+                    agent: len,
+                    keys: None,
+                })
+            }
+        }
+    }
+
+    /// The writing pass: the value at `pos`, checked by [`Parser::plan`], in the agent form
+    /// with the arrays `tables` names as tables, or compact (as [`write_compact`] writes a
+    /// parsed value) when there are no `tables`.
+    fn write_value(
+        &mut self,
+        out: &mut String,
+        mut tables: Option<&mut Tables>,
+    ) -> Result<(), ParseError> {
+        let at = self.pos;
+        match self.peek() {
+            Some(b'[') => {
+                let table = tables
+                    .as_mut()
+                    .and_then(|t| t.next_if(|(start, _)| *start == at));
+                if let Some((_, header)) = table {
+                    out.push('\n');
+                    out.push_str(&header);
+                    self.each_member(b']', |p, _| {
+                        out.push('\n');
+                        p.write_row(out)
+                    })?;
+                    out.push('\n');
+                    return Ok(());
+                }
+                out.push('[');
+                self.each_member(b']', |p, n| {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    p.write_value(out, tables.as_deref_mut())
+                })?;
+                out.push(']');
+            }
+            Some(b'{') => {
+                // The agent form writes `"key": value`, as pretty printers do.
+                let colon = if tables.is_some() { ": " } else { ":" };
+                out.push('{');
+                self.each_member(b'}', |p, n| {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    write_string(out, &p.key()?);
+                    out.push_str(colon);
+                    p.write_value(out, tables.as_deref_mut())
+                })?;
+                out.push('}');
+            }
+            _ => write_compact(out, &self.value(0)?),
+        }
+        Ok(())
+    }
+
+    /// A table row: the values of the object at `pos`, compact, separated by commas.
+    fn write_row(&mut self, out: &mut String) -> Result<(), ParseError> {
+        if self.peek() != Some(b'{') {
+            return self.fail("expected an object");
+        }
+        self.each_member(b'}', |p, n| {
+            if n > 0 {
+                out.push(',');
+            }
+            p.key()?;
+            p.write_value(out, None)
+        })?;
+        Ok(())
     }
 
     fn number(&mut self) -> Result<Value, ParseError> {
@@ -1462,11 +1571,17 @@ mod tests {
     #[test]
     fn prop_planned_sizes_are_exact() {
         fn prop(doc: Doc) -> bool {
-            let mut tables = Tables::new();
-            let (compact_len, agent_len) = plan(&doc.0, &mut tables);
-            let mut agent = String::new();
-            write_agent(&mut agent, &doc.0, &tables);
-            compact_len == doc.0.to_compact().len() && agent_len == agent.len()
+            [doc.0.to_compact(), doc.0.to_pretty()].iter().all(|text| {
+                let mut tables = Vec::new();
+                let sized = Parser::new(text, false)
+                    .plan_document(&mut tables)
+                    .expect("plans");
+                let mut agent = String::new();
+                Parser::new(text, false)
+                    .write_value(&mut agent, Some(&mut tables.into_iter().peekable()))
+                    .expect("writes");
+                sized.compact == doc.0.to_compact().len() && sized.agent == agent.len()
+            })
         }
         check(prop as fn(Doc) -> bool);
     }
