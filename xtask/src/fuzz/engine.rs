@@ -331,7 +331,7 @@ fn round_trip(store: &mut Store, body: &[u8], served: &Served, now: i64) -> Resu
 /// Whether the agent reads `body` back from unstored output: value tables and back-references
 /// undone, stand-ins for bytes that are not UTF-8 turned back into those bytes, or JSON's
 /// agent form decoded to the same values.
-fn reads_back(stdout: &[u8], body: &[u8]) -> bool {
+pub(super) fn reads_back(stdout: &[u8], body: &[u8]) -> bool {
     let (Some(served), Some(input)) = (decode_bytes(stdout), decode_bytes(body)) else {
         return false;
     };
