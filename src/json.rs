@@ -1568,6 +1568,37 @@ mod tests {
         check(prop as fn(Doc) -> bool);
     }
 
+    /// The proxy and the MCP servers compact JSON on spawned threads, whose stacks are 2 MB:
+    /// the deepest document the parser takes fits, both passes included, even in a debug
+    /// build (a release build needs less than half of it).
+    #[test]
+    fn the_deepest_document_compacts_on_a_spawned_thread_s_stack() {
+        let depth = MAX_DEPTH - 1;
+        let arrays = format!("{}[1,2,3]{}", "[".repeat(depth), "]".repeat(depth));
+        let objects = format!(
+            "{}{{\"k\":1}}{}",
+            "{\"a\":[".repeat(depth / 2),
+            "]}".repeat(depth / 2)
+        );
+        let rows = format!("[{}]", [objects.as_str(); 3].join(","));
+        let compacted = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                [arrays, objects, rows]
+                    .iter()
+                    .map(|doc| {
+                        let pretty = parse(doc).map(|v| v.to_pretty());
+                        let compacted = pretty.as_deref().ok().and_then(compact_for_agent);
+                        (pretty.is_ok(), compacted.is_some())
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(compacted, [(true, true); 3]);
+    }
+
     #[test]
     fn prop_planned_sizes_are_exact() {
         fn prop(doc: Doc) -> bool {
