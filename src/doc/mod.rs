@@ -142,6 +142,13 @@ pub fn shows_every_line(pieces: &[Piece], line_count: usize) -> bool {
     next == line_count
 }
 
+/// Every line of a `line_count`-line text kept, as one piece.
+pub fn all_kept(line_count: usize) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    keep_lines(&mut pieces, 0..line_count);
+    pieces
+}
+
 /// Appends lines `lines` to `pieces` as kept, joined to a kept run or line just before them.
 pub fn keep_lines(pieces: &mut Vec<Piece>, lines: std::ops::Range<usize>) {
     if lines.is_empty() {

@@ -107,8 +107,7 @@ impl Outcome {
 /// where the risk is not a stack trace.
 fn lossless_only(label: &str, text: &str, tables: bool) -> Option<String> {
     let doc = Doc::new(label, text);
-    let mut kept = Vec::new();
-    doc::keep_lines(&mut kept, 0..doc.lines.len());
+    let kept = doc::all_kept(doc.lines.len());
     let pointed = blocks::point_back(&doc, &kept);
     let pieces = pointed.as_deref().unwrap_or(&kept);
     let tabled = tables
@@ -145,7 +144,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     let Some(decoded) = text::decode_bytes(input) else {
         return Outcome::passthrough(input, Kind::Passthrough, Some("input is not valid UTF-8"));
     };
-    let escaped = matches!(decoded, std::borrow::Cow::Owned(_));
+    let escaped = matches!(decoded, Cow::Owned(_));
     let raw_text: &str = &decoded;
     let mut route = route::route(label, raw_text);
     // What is served is the colour-stripped text: a secret split by colour codes
@@ -187,7 +186,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     let agent_text = if store.is_some() && !ansi::colour_carries_meaning(raw_text) {
         ansi::collapse_returns(plain.unwrap_or_else(|| ansi::strip(raw_text)))
     } else {
-        std::borrow::Cow::Borrowed(raw_text)
+        Cow::Borrowed(raw_text)
     };
     let path_key = dedup::path_key(label);
 
@@ -228,13 +227,13 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     };
     // Sent as the agent would have seen it: colour stripped when that is recoverable.
     let unchanged_tokens = match &agent_text {
-        std::borrow::Cow::Borrowed(_) => tokens_in,
-        std::borrow::Cow::Owned(stripped) => tokens::count(stripped),
+        Cow::Borrowed(_) => tokens_in,
+        Cow::Owned(stripped) => tokens::count(stripped),
     };
     // Stripping colour can, rarely, join pieces that count as more tokens than the original:
     // then the original goes out, so the output is never worse.
     let (agent_text, unchanged_tokens) = if unchanged_tokens > tokens_in {
-        (std::borrow::Cow::Borrowed(raw_text), tokens_in)
+        (Cow::Borrowed(raw_text), tokens_in)
     } else {
         (agent_text, unchanged_tokens)
     };
@@ -296,7 +295,7 @@ pub fn compress(label: &str, input: &[u8], store: Option<&Store>, settings: Sett
     }
     outcome.stdout = match stdout {
         // The text as decoded, unchanged: its bytes are the input's.
-        std::borrow::Cow::Borrowed(unchanged) if std::ptr::eq(unchanged, raw_text) => None,
+        Cow::Borrowed(unchanged) if std::ptr::eq(unchanged, raw_text) => None,
         stdout if escaped => Some(text::encode_bytes(&stdout)),
         stdout => Some(stdout.into_owned().into_bytes()),
     };
@@ -467,12 +466,7 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         None
     } else {
         let folded = pipeline::fold_runs(&doc, facts(), shown);
-        let all_kept = || {
-            let mut kept = Vec::new();
-            doc::keep_lines(&mut kept, 0..doc.lines.len());
-            kept
-        };
-        let pieces = folded.unwrap_or_else(all_kept);
+        let pieces = folded.unwrap_or_else(|| doc::all_kept(doc.lines.len()));
         let pieces = blocks::point_back(&doc, &pieces).unwrap_or(pieces);
         let pieces = table::tabulate(&doc, &pieces, |n| tabulable(doc.lines[n])).unwrap_or(pieces);
         let by_template = pieces
@@ -495,8 +489,8 @@ fn shape_output(label: &str, agent_text: &str, hash: &str, route: Route, stored:
         (None, Some((served, by_template))) => (Cow::Owned(served), generic_kind(by_template)),
         (None, None) if trace => return Shaped::Untouchable,
         (None, None) => match pipeline::shorten_rules(agent_text) {
-            std::borrow::Cow::Owned(shorter) => return Shaped::Changed(shorter, Kind::Generic),
-            std::borrow::Cow::Borrowed(_) => return Shaped::Unchanged,
+            Cow::Owned(shorter) => return Shaped::Changed(shorter, Kind::Generic),
+            Cow::Borrowed(_) => return Shaped::Unchanged,
         },
     };
     // A stack trace's lines stay byte for byte, rules among them included.

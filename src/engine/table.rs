@@ -609,8 +609,7 @@ mod tests {
     fn a_run_longer_than_a_table_holds_becomes_tables_that_share_a_template() {
         let text = lines_of(2 * MAX_ROWS + 500);
         let doc = Doc::new("tail app.log", &text);
-        let mut keep = Vec::new();
-        doc::keep_lines(&mut keep, 0..doc.lines.len());
+        let keep = doc::all_kept(doc.lines.len());
         let pieces = tabulate(&doc, &keep, |_| true).expect("tables pay");
         let rows: Vec<usize> = pieces
             .iter()
