@@ -171,6 +171,12 @@ fn string(s: &str) -> String {
 /// `tool_use` of `bash` with its command and the `tool_result` that answers it. `messages`
 /// comes last, as the history grows there.
 fn anthropic_body(calls: &[(&str, &str)]) -> String {
+    anthropic_body_marked(calls, false)
+}
+
+/// `anthropic_body`, with `cache_control` on the newest tool result when `marked`, as Claude
+/// Code sends it: the marker sits on a different block in every turn.
+fn anthropic_body_marked(calls: &[(&str, &str)], marked: bool) -> String {
     let mut messages = vec![
         r#"{"role":"user","content":[{"type":"text","text":"Run the tests and fix what fails."}]}"#
             .to_string(),
@@ -180,8 +186,13 @@ fn anthropic_body(calls: &[(&str, &str)]) -> String {
             r#"{{"role":"assistant","content":[{{"type":"text","text":"Running {k}."}},{{"type":"tool_use","id":"toolu_{k:02}","name":"bash","input":{{"command":{}}}}}]}}"#,
             string(command)
         ));
+        let marker = if marked && k + 1 == calls.len() {
+            r#","cache_control":{"type":"ephemeral"}"#
+        } else {
+            ""
+        };
         messages.push(format!(
-            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{k:02}","content":{}}}]}}"#,
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{k:02}","content":{}{marker}}}]}}"#,
             string(output)
         ));
     }
@@ -333,6 +344,40 @@ fn cache_safe_each_turn_begins_with_the_turn_before() {
         None,
     );
     assert_eq!(Some(compressed_body(&again).to_compact()), previous);
+}
+
+#[test]
+fn a_tool_result_gets_the_same_bytes_whether_or_not_it_carries_cache_control() {
+    let proxy = Proxy::start(&[]);
+    let outputs = [
+        ("cargo test", fixture("cargo-test-failing")),
+        ("git status", fixture("git-status-long")),
+        ("cat worker.log", fixture("cat-worker-log")),
+        ("pytest", fixture("pytest-fail")),
+    ];
+    let mut previous: Vec<String> = Vec::new();
+    for turn in 1..=outputs.len() {
+        let calls: Vec<(&str, &str)> = outputs[..turn]
+            .iter()
+            .map(|(c, o)| (*c, o.as_str()))
+            .collect();
+        let body = anthropic_body_marked(&calls, true);
+        let r = post(proxy.port, "/v1/messages", body.as_bytes(), None);
+        let results = tool_results(&compressed_body(&r));
+        // The newest result, which carries the marker, is compressed from its first request on.
+        let (newest, raw) = (&results[turn - 1], &outputs[turn - 1].1);
+        assert!(
+            sqz::tokens::count(newest) < sqz::tokens::count(raw),
+            "turn {turn}: the marked block went out raw"
+        );
+        // Every earlier result keeps the bytes it had when it was the marked one.
+        assert_eq!(
+            &results[..turn - 1],
+            &previous[..],
+            "turn {turn} changed an earlier tool result"
+        );
+        previous = results;
+    }
 }
 
 /// A body of about `size` bytes: real outputs repeated as successive tool results.

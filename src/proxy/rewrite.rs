@@ -1,7 +1,9 @@
 //! Which parts of an LLM API request body are tool results, and the command each answers. Only
 //! those strings are handed to the compressor; every other member (system prompts, user and
-//! assistant text, tool definitions, images, anything carrying `cache_control`) is left as it
-//! is, keys in their order and numbers in their text.
+//! assistant text, tool definitions, images) is left as it is, keys in their order and numbers
+//! in their text. A tool result is handed over whether or not it carries `cache_control`:
+//! clients move that marker to the newest block every turn, so a block skipped while it had the
+//! marker would change on the next request and break the provider's prompt cache from there.
 
 use crate::json::Value;
 
@@ -118,20 +120,13 @@ fn parsed_args(args: Option<&Value>) -> Option<Value> {
     }
 }
 
-fn has_cache_control(v: &Value) -> bool {
-    v.get("cache_control").is_some()
-}
-
-/// `text` or `[{type: "text", text}]` content, each text handed to `apply` unless it carries
-/// `cache_control`.
+/// `text` or `[{type: "text", text}]` content, each text handed to `apply`.
 fn content(slot: &mut Value, label: &str, at: &str, apply: &mut Apply) {
     match slot {
         Value::String(_) => apply(slot, label, at.to_string()),
         Value::Array(parts) => {
             for (k, part) in parts.iter_mut().enumerate() {
-                if part.get("type").and_then(Value::as_str) != Some("text")
-                    || has_cache_control(part)
-                {
+                if part.get("type").and_then(Value::as_str) != Some("text") {
                     continue;
                 }
                 if let Some(text) = part.get_mut("text") {
@@ -161,8 +156,7 @@ fn openai_chat(body: &mut Value, apply: &mut Apply) {
                 labels.push((id.to_string(), label_from_args(name, args.as_ref())));
             }
         }
-        if message.get("role").and_then(Value::as_str) != Some("tool") || has_cache_control(message)
-        {
+        if message.get("role").and_then(Value::as_str) != Some("tool") {
             continue;
         }
         let id = message
@@ -229,7 +223,7 @@ fn anthropic(body: &mut Value, apply: &mut Apply) {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
                     labels.push((id.to_string(), label_from_args(name, block.get("input"))));
                 }
-                Some("tool_result") if !has_cache_control(block) => {
+                Some("tool_result") => {
                     let id = block
                         .get("tool_use_id")
                         .and_then(Value::as_str)
@@ -337,22 +331,31 @@ mod tests {
     }
 
     #[test]
-    fn only_tool_results_change_and_each_knows_its_command() {
+    fn only_tool_results_change_cache_control_or_not_and_each_knows_its_command() {
         let (out, seen) = run(
             Provider::Anthropic,
             r#"{"model":"m","max_tokens":1024,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"running"},{"type":"tool_use","id":"t1","name":"bash","input":{"command":"cargo test"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok 12"},{"type":"tool_result","tool_use_id":"t1","content":"kept","cache_control":{"type":"ephemeral"}}]}],"temperature":0.70}"#,
         );
         assert_eq!(
             out,
-            r#"{"model":"m","max_tokens":1024,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"running"},{"type":"tool_use","id":"t1","name":"bash","input":{"command":"cargo test"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"<5>"},{"type":"tool_result","tool_use_id":"t1","content":"kept","cache_control":{"type":"ephemeral"}}]}],"temperature":0.70}"#
+            r#"{"model":"m","max_tokens":1024,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"running"},{"type":"tool_use","id":"t1","name":"bash","input":{"command":"cargo test"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"<5>"},{"type":"tool_result","tool_use_id":"t1","content":"<4>","cache_control":{"type":"ephemeral"}}]}],"temperature":0.70}"#
         );
+        // The block that carries `cache_control` is compressed like any other: the marker
+        // moves to the newest block every turn, and the decision must not move with it.
         assert_eq!(
             seen,
-            [(
-                "cargo test".into(),
-                "ok 12".into(),
-                "messages.2.content.0".into()
-            )]
+            [
+                (
+                    "cargo test".into(),
+                    "ok 12".into(),
+                    "messages.2.content.0".into()
+                ),
+                (
+                    "cargo test".into(),
+                    "kept".into(),
+                    "messages.2.content.1".into()
+                )
+            ]
         );
         let (_, seen) = run(
             Provider::OpenAiChat,
