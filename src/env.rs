@@ -82,9 +82,14 @@ pub const VARIABLES: &[Variable] = &[
             "Claude Code's user-level config directory (init, doctor, the hook's allow-rule check)",
     },
     Variable {
+        name: "CLAUDE_PROJECT_DIR",
+        default: "",
+        meaning: "set by Claude Code for its hooks: the project root whose .claude/settings.json the hook reads (else the payload's cwd)",
+    },
+    Variable {
         name: "BASH_MAX_OUTPUT_LENGTH",
         default: "30000",
-        meaning: "Claude Code's Bash output limit; sqz hook claude-post leaves longer output to it",
+        meaning: "Claude Code's Bash output limit; sqz hook claude-post reads a longer output whole from the file Claude Code saved it to",
     },
     Variable {
         name: "PATH",
@@ -106,6 +111,7 @@ pub struct Env {
     pub max_input_mb: u64,
     pub home: Option<PathBuf>,
     pub claude_config_dir: Option<PathBuf>,
+    pub claude_project_dir: Option<PathBuf>,
     pub bash_max_output_length: usize,
     pub path: Option<OsString>,
     pub regret_window_secs: u64,
@@ -168,6 +174,7 @@ impl Env {
             retention_days: number("SQZ_RETENTION_DAYS"),
             max_input_mb: number("SQZ_MAX_INPUT_MB").max(1),
             claude_config_dir: get("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+            claude_project_dir: get("CLAUDE_PROJECT_DIR").map(PathBuf::from),
             home,
             bash_max_output_length: number("BASH_MAX_OUTPUT_LENGTH") as usize,
             path: get("PATH"),

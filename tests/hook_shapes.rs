@@ -296,7 +296,7 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
     let scratch = Scratch::new("claude");
     let home = scratch.0.join("home");
     std::fs::create_dir_all(home.join(".claude")).unwrap();
-    let payload = r#"{"session_id":"s","cwd":"/nowhere","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo out; echo err >&2; sh -c 'exit 5'","description":"d","timeout":9000,"run_in_background":false},"tool_use_id":"t"}"#;
+    let payload = r#"{"session_id":"s","cwd":"/nowhere","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls . /nonexistent-dir","description":"d","timeout":9000,"run_in_background":false},"tool_use_id":"t"}"#;
     let hook = |home: &Path| {
         let mut child = Command::new(bin)
             .args(["hook", "claude"])
@@ -337,16 +337,62 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
     let input = specific.get("updatedInput").unwrap();
     assert_eq!(input.get("timeout").unwrap().as_i64(), Some(9000));
     let command = input.get("command").unwrap().as_str().unwrap();
-    assert!(
-        command.ends_with(
-            "| sqz compress --cmd 'echo out; echo err >&2; sh -c '\\''exit 5'\\''' --trap"
-        ),
-        "{command}"
+    assert_eq!(
+        command,
+        "set -o pipefail; ls . /nonexistent-dir 2>&1 | sqz compress --cmd 'ls . /nonexistent-dir'"
     );
-    let run = run(command, "claude-run");
-    assert_eq!(run.status, Some(0));
-    assert!(run.output.contains("out\nerr\n"), "{}", run.output);
-    assert!(run.output.contains("__END 5 "), "{}", run.output);
+    for shell in ["bash", "zsh"] {
+        let (want, plain) = run_in(shell, "ls . /nonexistent-dir", "claude-plain");
+        let (got, routed) = run_in(shell, command, "claude-run");
+        assert_eq!(got, want, "{shell}: {routed}");
+        assert_ne!(got, Some(0));
+        let sorted = |text: &str| {
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            lines.sort_unstable();
+            lines
+        };
+        // One stream through the pipe, two without it: the same lines.
+        assert_eq!(sorted(&routed), sorted(&plain), "{shell}");
+    }
+}
+
+/// The Claude Code rewrite, `set -o pipefail; CMD 2>&1 | sqz compress --cmd 'CMD'`, is made
+/// only for one plain command, and for each such command keeps what it prints and its exit
+/// status in bash and zsh (the shells Claude Code runs), also under an inherited `set -e`.
+#[test]
+fn the_pipefail_rewrite_keeps_status_and_output_of_a_plain_command() {
+    use sqz::hook::rewrite::{decide_as, is_plain, Shape};
+    let commands = [
+        "true",
+        "false",
+        "ls /nonexistent-dir",
+        "nosuchcommand-xyz",
+        "sh -c exit",
+        "grep -r needle .",
+        "echo plain words",
+        "test -d /",
+        "cat /etc/hostname /nonexistent-file",
+    ];
+    for shell in ["bash", "zsh"] {
+        for options in ["", "set -e; "] {
+            for command in commands {
+                assert!(is_plain(command), "{command}");
+                let Decision::Rewrite(new) = decide_as(command, Shape::Pipefail) else {
+                    panic!("{command} is not rewritten")
+                };
+                let tag = format!("pipefail-{shell}-{}", command.len());
+                let (want, plain) = run_in(shell, &format!("{options}{command}"), &tag);
+                let (got, routed) = run_in(shell, &format!("{options}{new}"), &tag);
+                assert_eq!(got, want, "{shell}: {options}{command}\n{routed}");
+                let (mut a, mut b): (Vec<&str>, Vec<&str>) =
+                    (plain.lines().collect(), routed.lines().collect());
+                // stderr and stdout arrive merged through the pipe: compare lines, not order.
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "{shell}: {options}{command}");
+            }
+        }
+    }
 }
 
 /// Runs `script` with `shell -c` in a fresh directory with the real `sqz` on PATH; returns the

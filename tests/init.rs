@@ -615,11 +615,11 @@ fn uninstall_in_the_wrong_scope_says_where_sqz_is_still_set_up() {
     assert!(!out.contains("still set up"), "{out}");
 }
 
-/// An install from before the EXIT trap allows the trailer's `printf`, not the trap. Doctor
-/// says the rules are old; init replaces the printf rule with the trap's, once; uninstall
-/// takes either away.
+/// Installs from before the pipefail rewrite allow the trailer's `printf` or its EXIT trap,
+/// which Claude Code's checker never accepted. Doctor says the rules are old; init replaces
+/// them with the pipefail rule, once; uninstall takes every one away.
 #[test]
-fn init_replaces_the_printf_rule_of_an_older_install() {
+fn init_replaces_the_trailer_rules_of_an_older_install() {
     let t = Tree::new("legacy-rule");
     t.write(
         "home/.claude/settings.json",
@@ -633,37 +633,41 @@ fn init_replaces_the_printf_rule_of_an_older_install() {
         sqz::json::write_string(&mut s, rule);
         s
     };
-    let trap = escaped(sqz::hook::rewrite::ALLOW_RULES[1]);
-    assert!(current.contains(&trap), "{current}");
-    let older = current.replace(&trap, &escaped(sqz::hook::rewrite::LEGACY_RULE));
-    t.write("home/.claude/settings.json", &older);
-    let (doctor, _, _) = t.sqz(&["doctor"]);
-    assert!(doctor.contains("allow rules from an older sqz"), "{doctor}");
-    let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
-    assert_eq!(code, 0, "{out}");
-    let written = t.read("home/.claude/settings.json");
-    let rules: Vec<String> = json(&written)
-        .get("permissions")
-        .and_then(|p| p.get("allow"))
-        .and_then(|a| a.as_array())
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.as_str().map(str::to_string))
-        .collect();
-    let mut want = vec!["Bash(ls:*)".to_string()];
-    want.extend(
-        sqz::hook::rewrite::ALLOW_RULES
+    let pipefail = escaped(sqz::hook::rewrite::PIPEFAIL_RULE);
+    assert!(current.contains(&pipefail), "{current}");
+    for old_rule in sqz::hook::rewrite::OLD_RULES {
+        // An install of the EXIT-trap or printf era: its rule where the pipefail rule is now.
+        let older = current.replace(&pipefail, &escaped(old_rule));
+        t.write("home/.claude/settings.json", &older);
+        let (doctor, _, _) = t.sqz(&["doctor"]);
+        assert!(doctor.contains("allow rules from an older sqz"), "{doctor}");
+        let (out, _, code) = t.sqz(&["init", "--global", "--only", "claude"]);
+        assert_eq!(code, 0, "{out}");
+        let written = t.read("home/.claude/settings.json");
+        let rules: Vec<String> = json(&written)
+            .get("permissions")
+            .and_then(|p| p.get("allow"))
+            .and_then(|a| a.as_array())
+            .unwrap()
             .iter()
-            .map(|r| r.to_string()),
-    );
-    assert_eq!(rules, want, "{written}");
-    let (doctor, _, _) = t.sqz(&["doctor"]);
-    assert!(!doctor.contains("older sqz"), "{doctor}");
-    t.write("home/.claude/settings.json", &older);
-    t.sqz(&["uninstall", "--global"]);
-    let left = t.read("home/.claude/settings.json");
-    assert!(
-        !left.contains("SQZ_EXIT") && !left.contains("sqz"),
-        "{left}"
-    );
+            .filter_map(|r| r.as_str().map(str::to_string))
+            .collect();
+        let mut want = vec!["Bash(ls:*)".to_string()];
+        want.extend(
+            sqz::hook::rewrite::ALLOW_RULES
+                .iter()
+                .map(|r| r.to_string()),
+        );
+        assert_eq!(rules, want, "{written}");
+        let (doctor, _, _) = t.sqz(&["doctor"]);
+        assert!(!doctor.contains("older sqz"), "{doctor}");
+        t.write("home/.claude/settings.json", &older);
+        t.sqz(&["uninstall", "--global"]);
+        let left = t.read("home/.claude/settings.json");
+        assert!(
+            !left.contains("SQZ_EXIT") && !left.contains("sqz") && !left.contains("pipefail"),
+            "{left}"
+        );
+        t.sqz(&["init", "--global", "--only", "claude"]);
+    }
 }

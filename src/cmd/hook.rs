@@ -53,9 +53,13 @@ fn read_payload() -> std::result::Result<String, String> {
 fn respond(client: Client, payload: &str, env: &Env) -> Answer {
     match client {
         Client::Claude => claude::pre_answer(payload, |cwd| {
-            let files =
-                claude::settings_files(env.home.as_deref(), env.claude_config_dir.as_deref(), cwd);
-            claude::allowed_shape(&files)
+            claude::SettingsPlaces {
+                home: env.home.as_deref(),
+                config_dir: env.claude_config_dir.as_deref(),
+                // The payload's cwd follows every `cd`; the project root does not.
+                project: env.claude_project_dir.as_deref().or(cwd),
+            }
+            .rules_in_effect()
         }),
         Client::ClaudePost => {
             let now = now_ms();
@@ -65,13 +69,31 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
                 env,
                 now,
             };
-            claude::post_answer(payload, env.bash_max_output_length, &mut backend)
+            let ceiling = env.max_input_mb.saturating_mul(1 << 20);
+            let read_saved = |path: &str| read_bounded(std::path::Path::new(path), ceiling);
+            let inline = claude::Inline {
+                limit: env.bash_max_output_length,
+                read_saved: &read_saved,
+            };
+            claude::post_answer(payload, &inline, &mut backend)
         }
         Client::Gemini => gemini::respond(payload, rewrite::decide),
         Client::Copilot => copilot::respond(payload, rewrite::decide),
         Client::OpenCode => opencode::respond(payload, rewrite::decide),
         Client::PreCompact => Answer::unchanged(),
     }
+}
+
+/// A file's bytes when it is a regular file of at most `ceiling` bytes.
+fn read_bounded(path: &std::path::Path, ceiling: u64) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > ceiling {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(ceiling + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= ceiling).then_some(bytes)
 }
 
 /// `sqz hook precompact`: the agent is about to compact its context, so nothing served before

@@ -11,7 +11,7 @@ pub mod report;
 use crate::engine::delta;
 use crate::env::Env;
 use crate::error::Error;
-use crate::hook::claude::{post_answer, pre_answer};
+use crate::hook::claude::{post_answer, pre_answer, Inline};
 use crate::json::{self, Value};
 use crate::serve::{self, expand, Live};
 use crate::store::{EventKind, Store};
@@ -446,9 +446,8 @@ impl<'a> Session<'a> {
         };
         match c.tool.as_str() {
             "Bash" => {
-                let pre = pre_answer(&payload(c, "PreToolUse"), |_| {
-                    Some(crate::hook::rewrite::Shape::Trap)
-                });
+                // As installed by `sqz init`, with its allow rules in effect.
+                let pre = pre_answer(&payload(c, "PreToolUse"), |_| true);
                 if pre.rewrote() {
                     self.rewritten(c, raw_text, now).unwrap_or_else(unchanged)
                 } else if c.is_error {
@@ -506,9 +505,14 @@ impl<'a> Session<'a> {
             Column::Hook => &mut self.hook,
             Column::Routed => &mut self.routed,
         };
+        // A transcript keeps no file the client saved a long output to.
+        let inline = Inline {
+            limit: self.env.bash_max_output_length,
+            read_saved: &|_| None,
+        };
         let answer = post_answer(
             &payload(c, "PostToolUse"),
-            self.env.bash_max_output_length,
+            &inline,
             &mut Live {
                 store: Some(store),
                 env: self.env,

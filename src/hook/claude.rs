@@ -1,39 +1,90 @@
-//! Claude Code hooks. `sqz hook claude` (PreToolUse on Bash) rewrites a command so its output
-//! is compressed; `sqz hook claude-post` (PostToolUse on Bash) compresses the successful output
-//! of a command that was not routed through sqz. Both let the command run as written on any
-//! doubt and never decide permissions. The allow-rule check is the one file read a hook makes;
-//! `cmd/hook.rs` hands it to `pre_answer`.
+//! Claude Code hooks. `sqz hook claude-post` (PostToolUse) is the main path: it replaces the
+//! output of a successful Bash, Read, Grep or Glob call through `updatedToolOutput`, which the
+//! client applies without asking anything. `sqz hook claude` (PreToolUse on Bash) is the
+//! fallback for what PostToolUse never sees, a failing command: it rewrites one plain command
+//! into `set -o pipefail; CMD 2>&1 | sqz compress --cmd 'CMD'`, the one shape Claude Code's
+//! permission checker accepts on the rules `sqz init` writes, and only while those rules are in
+//! effect. Both let the command run as written on any doubt and never decide permissions. The
+//! hook reads files only through what `cmd/hook.rs` hands it.
 
 use super::answer::{self, Answer};
-use super::rewrite::{decide, wrap, Decision, Shape, ALLOW_RULES, LEGACY_RULE};
+use super::rewrite::{decide, is_plain, wrap, Decision, Shape, ALLOW_RULES};
 use crate::json::{self, Value};
 use crate::serve::{Backend, Served};
 use crate::store::EventKind;
 use std::path::{Path, PathBuf};
 
-/// The settings files whose `permissions.allow` may hold the rules, lowest precedence first.
-pub fn settings_files(
-    home: Option<&Path>,
-    config_dir: Option<&Path>,
-    cwd: Option<&Path>,
-) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    match (config_dir, home) {
-        (Some(dir), _) => files.push(dir.join("settings.json")),
-        (None, Some(home)) => files.push(home.join(".claude").join("settings.json")),
-        (None, None) => {}
-    }
-    if let Some(cwd) = cwd {
-        files.push(cwd.join(".claude").join("settings.json"));
-        files.push(cwd.join(".claude").join("settings.local.json"));
-    }
-    files
+/// The permission mode in which Claude Code asks nothing and checks no rule.
+const BYPASS: &str = "bypassPermissions";
+
+/// Where Claude Code keeps the settings whose `permissions.allow` may hold the rules.
+pub struct SettingsPlaces<'a> {
+    pub home: Option<&'a Path>,
+    pub config_dir: Option<&'a Path>,
+    /// The project root: `CLAUDE_PROJECT_DIR`, else the payload's `cwd` (which follows a `cd`).
+    pub project: Option<&'a Path>,
 }
 
-/// The rewrite the allow rules in the files' `permissions.allow` accept: `Shape::Trap` with
-/// every rule in `ALLOW_RULES`, `Shape::Printf` with the rules of an install made before the
-/// trap, none without them.
-pub fn allowed_shape(files: &[PathBuf]) -> Option<Shape> {
+impl SettingsPlaces<'_> {
+    /// The user-level settings file.
+    fn user_file(&self) -> Option<PathBuf> {
+        match (self.config_dir, self.home) {
+            (Some(dir), _) => Some(dir.join("settings.json")),
+            (None, Some(home)) => Some(home.join(".claude").join("settings.json")),
+            (None, None) => None,
+        }
+    }
+
+    /// Claude Code's own state file, which records the workspaces the user trusted.
+    fn state_file(&self) -> Option<PathBuf> {
+        match (self.config_dir, self.home) {
+            (Some(dir), _) => Some(dir.join(".claude.json")),
+            (None, Some(home)) => Some(home.join(".claude.json")),
+            (None, None) => None,
+        }
+    }
+
+    /// Whether the user trusted the project, or a folder above it: until then Claude Code
+    /// drops the project's allow rules.
+    fn project_trusted(&self, project: &Path) -> bool {
+        let Some(state) = self
+            .state_file()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+        else {
+            return false;
+        };
+        let Ok(state) = json::parse(&state) else {
+            return false;
+        };
+        let Some(projects) = state.get("projects") else {
+            return false;
+        };
+        project.ancestors().any(|dir| {
+            dir.to_str()
+                .and_then(|d| projects.get(d))
+                .and_then(|p| p.get("hasTrustDialogAccepted"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        })
+    }
+
+    /// Whether every rule in `ALLOW_RULES` is in effect: in the user's settings, or in the
+    /// project's settings of a trusted workspace.
+    pub fn rules_in_effect(&self) -> bool {
+        let mut files: Vec<PathBuf> = self.user_file().into_iter().collect();
+        if let Some(project) = self.project.filter(|p| self.project_trusted(p)) {
+            files.push(project.join(".claude").join("settings.json"));
+            files.push(project.join(".claude").join("settings.local.json"));
+        }
+        let found = allow_rules(&files);
+        ALLOW_RULES
+            .iter()
+            .all(|rule| found.iter().any(|f| f == rule))
+    }
+}
+
+/// Every `permissions.allow` entry in the files that exist and parse.
+fn allow_rules(files: &[PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
     for file in files {
         let Ok(text) = std::fs::read_to_string(file) else {
@@ -49,16 +100,7 @@ pub fn allowed_shape(files: &[PathBuf]) -> Option<Shape> {
             .unwrap_or(&[]);
         found.extend(allow.iter().filter_map(Value::as_str).map(str::to_string));
     }
-    let has = |rule: &str| found.iter().any(|f| f == rule);
-    if !has(ALLOW_RULES[0]) {
-        None
-    } else if has(ALLOW_RULES[1]) {
-        Some(Shape::Trap)
-    } else if has(LEGACY_RULE) {
-        Some(Shape::Printf)
-    } else {
-        None
-    }
+    found
 }
 
 /// The payload as a JSON object.
@@ -92,9 +134,12 @@ fn bash_command(value: Value) -> Result<(Value, String), Answer> {
     }
 }
 
-/// The PreToolUse answer; `allowed` says, for the payload's `cwd`, which rewrite the allow
-/// rules in the user's settings accept (see `allowed_shape`).
-pub fn pre_answer(payload: &str, allowed: impl FnOnce(Option<&Path>) -> Option<Shape>) -> Answer {
+/// The PreToolUse answer. Only one plain command is rewritten (`rewrite::is_plain`), in the
+/// `Shape::Pipefail` form; anything else runs as written and its output, when the command
+/// succeeds, reaches `post_answer`. `rules_in_effect` says, for the payload's `cwd`, whether
+/// the allow rules that shape needs are in effect; in `bypassPermissions` mode no rule is
+/// checked, so none is needed.
+pub fn pre_answer(payload: &str, rules_in_effect: impl FnOnce(Option<&Path>) -> bool) -> Answer {
     let (value, command) = match bash_call(payload) {
         Ok(call) => call,
         Err(answer) => return answer,
@@ -105,23 +150,37 @@ pub fn pre_answer(payload: &str, allowed: impl FnOnce(Option<&Path>) -> Option<S
     if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
         return Answer::unchanged();
     }
-    let Decision::Rewrite(mut new) = decide(&command) else {
+    if !is_plain(&command) {
+        // A rewrite of it would need braces or a subshell, which the client asks about.
+        return Answer::unchanged();
+    }
+    let Decision::Rewrite(_) = decide(&command) else {
         return Answer::unchanged();
     };
+    let bypass = value.get("permission_mode").and_then(Value::as_str) == Some(BYPASS);
     let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
-    match allowed(cwd) {
-        Some(Shape::Trap) => {}
-        Some(Shape::Printf) => new = wrap(&command, Shape::Printf),
-        None => return Answer::leave("the allow rules are missing (run sqz init)"),
+    if !bypass && !rules_in_effect(cwd) {
+        return Answer::leave(
+            "the allow rules are not in effect (run sqz init; project rules count once the workspace is trusted)",
+        );
     }
     let mut updated = input.clone();
-    updated.set("command", Value::str(&new));
+    updated.set("command", Value::str(&wrap(&command, Shape::Pipefail)));
     Answer::changed(answer::specific("PreToolUse", "updatedInput", updated))
+}
+
+/// What Claude Code does with a Bash output too long to show inline.
+pub struct Inline<'a> {
+    /// Characters of Bash output shown inline (`BASH_MAX_OUTPUT_LENGTH`).
+    pub limit: usize,
+    /// Reads the file Claude Code saved a long output to (`persistedOutputPath`), within the
+    /// input ceiling; `None` when it cannot.
+    pub read_saved: &'a dyn Fn(&str) -> Option<Vec<u8>>,
 }
 
 /// The PostToolUse answer; `backend` compresses and records. Bash output is compressed; the
 /// file tools are served in `claude_files`.
-pub fn post_answer(payload: &str, truncation_limit: usize, backend: &mut dyn Backend) -> Answer {
+pub fn post_answer(payload: &str, inline: &Inline, backend: &mut dyn Backend) -> Answer {
     let value = match parse_object(payload) {
         Ok(value) => value,
         Err(answer) => return answer,
@@ -132,19 +191,14 @@ pub fn post_answer(payload: &str, truncation_limit: usize, backend: &mut dyn Bac
             super::claude_files::answer(&tool, &value, backend)
         }
         _ => match bash_command(value) {
-            Ok((value, command)) => post_bash(&value, &command, truncation_limit, backend),
+            Ok((value, command)) => post_bash(&value, &command, inline, backend),
             Err(answer) => answer,
         },
     }
 }
 
 /// PostToolUse on Bash: the output of a command the PreToolUse rewrite left alone.
-fn post_bash(
-    value: &Value,
-    command: &str,
-    truncation_limit: usize,
-    backend: &mut dyn Backend,
-) -> Answer {
+fn post_bash(value: &Value, command: &str, inline: &Inline, backend: &mut dyn Backend) -> Answer {
     if command.contains("sqz") {
         return Answer::unchanged();
     }
@@ -162,25 +216,42 @@ fn post_bash(
         return Answer::bad("tool_response has no stdout");
     };
     let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or("");
-    if stdout.is_empty() || stdout.chars().count() >= truncation_limit {
-        // Nothing to do, or Claude Code already cut it down to a preview.
+    if stdout.is_empty() {
         return Answer::unchanged();
     }
-    let Served {
-        kind,
-        stdout: served,
-        ..
-    } = backend.compress(command, stdout.as_bytes());
-    if matches!(kind, EventKind::Ref | EventKind::Slice) {
-        return Answer::unchanged();
-    }
-    let Ok(served) = String::from_utf8(served) else {
-        return Answer::unchanged();
+    let saved_path = response.get("persistedOutputPath").and_then(Value::as_str);
+    let served = match saved_path {
+        Some(path) => {
+            // The client would show a preview of the file; sqz answers with what the whole
+            // output says, within the preview's size.
+            let Some(whole) = (inline.read_saved)(path) else {
+                return Answer::leave("cannot read the client's saved output");
+            };
+            let Ok(whole) = String::from_utf8(whole) else {
+                return Answer::unchanged();
+            };
+            let budget = crate::tokens::count(&saved::preview(&whole, path));
+            let served = backend.compress(command, whole.as_bytes());
+            match shown(&served) {
+                Some(text) if crate::tokens::count(&text) <= budget => text,
+                _ => {
+                    let hash = served_hash(&served);
+                    saved::digest(&whole, path, hash.as_deref(), budget)
+                }
+            }
+        }
+        None if stdout.chars().count() >= inline.limit => {
+            // An older client cut it to a preview and saved nothing sqz can read.
+            return Answer::unchanged();
+        }
+        None => {
+            let served = backend.compress(command, stdout.as_bytes());
+            match shown(&served) {
+                Some(text) if crate::tokens::count(&text) < crate::tokens::count(stdout) => text,
+                _ => return Answer::unchanged(),
+            }
+        }
     };
-    if served == stdout || crate::doc::reference::holds_ref(&served) || served.len() >= stdout.len()
-    {
-        return Answer::unchanged();
-    }
     let mut output = Value::object();
     output.set("stdout", Value::str(&served));
     output.set("stderr", Value::str(stderr));
@@ -189,23 +260,160 @@ fn post_bash(
     Answer::changed(answer::specific("PostToolUse", "updatedToolOutput", output))
 }
 
+/// What the model is shown for a compressed output: the served text with the header line
+/// after it (a reference or delta says there what it stands for), or `None` when sqz left the
+/// output as it was.
+fn shown(served: &Served) -> Option<String> {
+    let header = served.header.as_deref()?;
+    let mut text = String::from_utf8(served.stdout.clone()).ok()?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(header);
+    Some(text)
+}
+
+/// The hash `sqz expand` takes for the whole output, when the output was stored.
+fn served_hash(served: &Served) -> Option<String> {
+    let stored = !matches!(served.kind, EventKind::Passthrough) && served.header.is_some();
+    (stored && !served.hash.is_empty())
+        .then(|| served.hash[..12.min(served.hash.len())].to_string())
+}
+
+/// Outputs the client saved to a file because they were too long to show: the preview it
+/// would show, and the digest sqz shows instead.
+pub mod saved {
+    use crate::doc::facts::is_fact;
+    use crate::doc::reference::lines_target;
+    use crate::tokens::count;
+
+    /// How many bytes of the output Claude Code's preview shows, cut back to a line end.
+    pub const PREVIEW_BYTES: usize = 2000;
+
+    /// The text Claude Code shows the model for an output it saved to `path`: a header, the
+    /// first whole lines within `PREVIEW_BYTES`, and a closing tag. Its size is sqz's budget.
+    pub fn preview(whole: &str, path: &str) -> String {
+        let mut cut = whole.len().min(PREVIEW_BYTES);
+        while !whole.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut < whole.len() {
+            cut = whole[..cut].rfind('\n').unwrap_or(cut);
+        }
+        format!(
+            "<persisted-output>\nOutput too large ({:.1}KB). Full output saved to: {path}\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
+            whole.len() as f64 / 1024.0,
+            &whole[..cut]
+        )
+    }
+
+    /// A digest of an output too long to show, within `budget` tokens: one line that says what
+    /// it is and where all of it is, then its first lines, every line that reports an error, a
+    /// failure, a warning or a count (as many as fit), and its last lines, each gap a marker
+    /// with its exact line range in the saved file.
+    pub fn digest(whole: &str, path: &str, hash: Option<&str>, budget: usize) -> String {
+        let lines: Vec<&str> = whole.lines().collect();
+        let n = lines.len();
+        let expand = hash.map_or(String::new(), |h| format!(", or `sqz expand {h}`"));
+        let head_line = format!(
+            "[sqz] {n} lines ({:.1} KB), too long to show whole. Shown: the first and last lines and the lines that report errors, failures or counts; every gap names its lines. All of it: Read {path}{expand}",
+            whole.len() as f64 / 1024.0
+        );
+        let room = budget.saturating_sub(count(&head_line) + 2);
+        let line_cost = |i: usize| count(lines[i]) + 1;
+        // Lines too long to be worth their place in a digest are left in a gap.
+        let fits = |i: usize| line_cost(i) <= room / 6 + 1;
+        let mut keep = vec![false; n];
+        let mut spent = 0;
+        let take = |i: usize, share: usize, keep: &mut Vec<bool>, spent: &mut usize| {
+            if keep[i] || !fits(i) || *spent + line_cost(i) + 8 > share {
+                return false;
+            }
+            keep[i] = true;
+            *spent += line_cost(i) + 8;
+            true
+        };
+        for i in 0..n {
+            if !take(i, room / 4, &mut keep, &mut spent) {
+                break;
+            }
+        }
+        let head_spent = spent;
+        for i in (0..n).rev() {
+            if !take(i, head_spent + room / 4, &mut keep, &mut spent) {
+                break;
+            }
+        }
+        for (i, line) in lines.iter().enumerate() {
+            if is_fact(line) {
+                take(i, room, &mut keep, &mut spent);
+            }
+        }
+        loop {
+            let text = render(&head_line, &lines, &keep, hash);
+            if count(&text) <= budget || !keep.iter().any(|k| *k) {
+                return text;
+            }
+            // Over the budget by the markers' real price: drop the last kept line before the
+            // tail, then from the tail.
+            let last = (0..n).rev().find(|&i| keep[i]).expect("a kept line");
+            let drop = (0..last).rev().find(|&i| keep[i]).unwrap_or(last);
+            keep[drop] = false;
+        }
+    }
+
+    fn render(head_line: &str, lines: &[&str], keep: &[bool], hash: Option<&str>) -> String {
+        let mut out = String::from(head_line);
+        out.push('\n');
+        let mut i = 0;
+        while i < lines.len() {
+            if keep[i] {
+                out.push_str(lines[i]);
+                out.push('\n');
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < lines.len() && !keep[i] {
+                i += 1;
+            }
+            let gap = i - start;
+            let noun = if gap == 1 { "line" } else { "lines" };
+            let marker = match hash {
+                Some(h) => format!(
+                    "[… {gap} {noun} · sqz expand {}]",
+                    lines_target(h, start + 1, i)
+                ),
+                None => format!("[… {gap} {noun}: {}-{} of the saved file]", start + 1, i),
+            };
+            out.push_str(&marker);
+            out.push('\n');
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn pre_payload(command: &str, extra: &str) -> String {
+        pre_payload_in("default", command, extra)
+    }
+
+    fn pre_payload_in(mode: &str, command: &str, extra: &str) -> String {
         let mut cmd = String::new();
         json::write_string(&mut cmd, command);
         format!(
-            r#"{{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/proj","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":{cmd},"description":"Run it","timeout":120000{extra}}},"tool_use_id":"toolu_1"}}"#
+            r#"{{"session_id":"abc","transcript_path":"/t.jsonl","cwd":"/proj","permission_mode":"{mode}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":{cmd},"description":"Run it","timeout":120000{extra}}},"tool_use_id":"toolu_1"}}"#
         )
     }
 
     #[test]
-    fn pre_rewrites_keeping_every_field() {
-        let answer = pre_answer(&pre_payload("git status", ""), |cwd| {
+    fn pre_rewrites_one_plain_command_keeping_every_field() {
+        let answer = pre_answer(&pre_payload("pytest -x tests", ""), |cwd| {
             assert_eq!(cwd, Some(Path::new("/proj")));
-            Some(Shape::Trap)
+            true
         });
         assert_eq!(answer.left, None);
         let v = json::parse(&answer.json).unwrap();
@@ -216,29 +424,29 @@ mod tests {
         );
         assert!(specific.get("permissionDecision").is_none());
         let input = specific.get("updatedInput").unwrap();
-        let Decision::Rewrite(expected) = decide("git status") else {
-            panic!()
-        };
         assert_eq!(
             input.get("command").unwrap().as_str(),
-            Some(expected.as_str())
+            Some("set -o pipefail; pytest -x tests 2>&1 | sqz compress --cmd 'pytest -x tests'")
         );
         assert_eq!(input.get("description").unwrap().as_str(), Some("Run it"));
         assert_eq!(input.get("timeout").unwrap().as_i64(), Some(120000));
         assert!(!answer.json.contains("allow\""));
-        // An install from before the EXIT trap still gets the form its rules accept.
-        let legacy = pre_answer(&pre_payload("git status", ""), |_| Some(Shape::Printf));
-        let v = json::parse(&legacy.json).unwrap();
-        let input = v.get("hookSpecificOutput").unwrap().get("updatedInput");
-        let command = input.unwrap().get("command").unwrap().as_str();
-        assert_eq!(command, Some(wrap("git status", Shape::Printf).as_str()));
     }
 
     #[test]
-    fn pre_leaves_without_the_allow_rules() {
-        let answer = pre_answer(&pre_payload("git status", ""), |_| None);
+    fn pre_leaves_without_the_allow_rules_except_in_bypass_mode() {
+        let answer = pre_answer(&pre_payload("git status", ""), |_| false);
         assert_eq!(answer.json, "{}");
         assert!(answer.left.unwrap().contains("sqz init"));
+        let bypass = pre_answer(
+            &pre_payload_in("bypassPermissions", "git status", ""),
+            |_| panic!("no rule is checked in bypass mode"),
+        );
+        assert!(bypass.rewrote(), "{}", bypass.json);
+        for mode in ["default", "acceptEdits", "plan", "dontAsk"] {
+            let answer = pre_answer(&pre_payload_in(mode, "git status", ""), |_| false);
+            assert_eq!(answer.json, "{}", "{mode}");
+        }
     }
 
     #[test]
@@ -246,6 +454,12 @@ mod tests {
         let cases = [
             pre_payload("git status", r#","run_in_background":true"#),
             pre_payload("cd src && make", ""),
+            // Compound commands would need braces or a subshell, which the client asks about:
+            // their output reaches PostToolUse instead.
+            pre_payload("make && make test", ""),
+            pre_payload("cargo test 2>&1 | tail -5", ""),
+            pre_payload("echo $HOME", ""),
+            pre_payload("vim a.txt", ""),
             pre_payload("", ""),
             pre_payload("   ", ""),
             "{not json".to_string(),
@@ -256,15 +470,13 @@ mod tests {
             r#"{"tool_name":"Bash"}"#.to_string(),
         ];
         for payload in cases {
-            let answer = pre_answer(&payload, |_| Some(Shape::Trap));
+            let answer = pre_answer(&payload, |_| true);
             assert_eq!(answer.json, "{}", "{payload}");
             assert!(!answer.json.contains("permissionDecision"));
         }
-        let bad = pre_answer("{not json", |_| Some(Shape::Trap));
+        let bad = pre_answer("{not json", |_| true);
         assert!(bad.left.unwrap().contains("malformed"));
-        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| {
-            Some(Shape::Trap)
-        });
+        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| true);
         assert!(other.left.unwrap().contains("not a Bash call"));
     }
 
@@ -284,10 +496,11 @@ mod tests {
         fn compress(&mut self, label: &str, body: &[u8]) -> Served {
             let (kind, stdout) = (self.0)(label, body);
             Served {
+                header: (stdout != body)
+                    .then(|| "[sqz] 3/9 tokens · sqz expand 0123456789ab".into()),
                 stdout,
-                header: None,
                 kind,
-                hash: String::new(),
+                hash: "0123456789abcdef".into(),
                 notice: None,
                 reason: None,
             }
@@ -300,17 +513,14 @@ mod tests {
         fn agent_wrote(&mut self, _: &str, _: &str) {}
     }
 
-    #[test]
-    fn post_replaces_output_in_the_bash_shape() {
-        let answer = post_answer(
-            &post_payload("cd x && make", "long\nlong\n", ""),
-            30_000,
-            &mut Fake(|label: &str, body: &[u8]| {
-                assert_eq!(label, "cd x && make");
-                assert_eq!(body, b"long\nlong\n");
-                (EventKind::Generic, b"long x2\n".to_vec())
-            }),
-        );
+    fn inline(limit: usize) -> Inline<'static> {
+        Inline {
+            limit,
+            read_saved: &|_| None,
+        }
+    }
+
+    fn stdout_of(answer: &Answer) -> String {
         let v = json::parse(&answer.json).unwrap();
         let specific = v.get("hookSpecificOutput").unwrap();
         assert_eq!(
@@ -318,82 +528,243 @@ mod tests {
             Some("PostToolUse")
         );
         let out = specific.get("updatedToolOutput").unwrap();
-        assert_eq!(out.get("stdout").unwrap().as_str(), Some("long x2\n"));
         assert_eq!(out.get("stderr").unwrap().as_str(), Some("warn"));
         assert_eq!(out.get("interrupted").unwrap().as_bool(), Some(false));
         assert_eq!(out.get("isImage").unwrap().as_bool(), Some(false));
+        out.get("stdout").unwrap().as_str().unwrap().to_string()
     }
 
     #[test]
-    fn post_never_answers_with_a_reference_and_leaves_what_it_must() {
+    fn post_replaces_output_in_the_bash_shape_with_the_header_inside() {
+        let long = "a long line of output that repeats\n".repeat(20);
+        let answer = post_answer(
+            &post_payload("cd x && make", &long, ""),
+            &inline(30_000),
+            &mut Fake(|label: &str, body: &[u8]| {
+                assert_eq!(label, "cd x && make");
+                assert!(body.starts_with(b"a long line"));
+                (
+                    EventKind::Generic,
+                    b"a long line of output that repeats x20\n".to_vec(),
+                )
+            }),
+        );
+        assert_eq!(
+            stdout_of(&answer),
+            "a long line of output that repeats x20\n[sqz] 3/9 tokens · sqz expand 0123456789ab"
+        );
+    }
+
+    #[test]
+    fn post_serves_a_reference_with_its_note_inside_stdout() {
+        let long = "the same output as an earlier call, line by line\n".repeat(10);
+        let answer = post_answer(
+            &post_payload("git status", &long, ""),
+            &inline(30_000),
+            &mut Fake(|_: &str, _: &[u8]| {
+                (
+                    EventKind::Ref,
+                    b"\xc2\xa7ref:0123456789abcdef\xc2\xa7\n".to_vec(),
+                )
+            }),
+        );
+        let shown = stdout_of(&answer);
+        assert!(
+            shown.starts_with("§ref:0123456789abcdef§\n[sqz]"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn post_leaves_what_it_must() {
         let never = |_: &str, _: &[u8]| -> (EventKind, Vec<u8>) { panic!("must not compress") };
         let never = &mut Fake(never);
         for payload in [
-            post_payload("{ ls 2>&1; } | sqz compress --cmd 'ls'", "a\n", ""),
+            post_payload("ls 2>&1 | sqz compress --cmd 'ls'", "a\n", ""),
             post_payload("ls", "a\n", "")
                 .replace(r#""interrupted":false"#, r#""interrupted":true"#),
             post_payload("ls", "a\n", "").replace(r#""isImage":false"#, r#""isImage":true"#),
             post_payload("ls", "", ""),
+            // Cut to a preview by an older client, with no saved file.
             post_payload("ls", &"x".repeat(40), ""),
             "{bad".to_string(),
             r#"{"tool_name":"Grep","tool_input":{"command":"x"}}"#.to_string(),
             r#"{"tool_name":"Bash","tool_input":{"command":""},"tool_response":{"stdout":"a"}}"#
                 .to_string(),
         ] {
-            assert_eq!(post_answer(&payload, 30, never).json, "{}", "{payload}");
+            assert_eq!(
+                post_answer(&payload, &inline(30), never).json,
+                "{}",
+                "{payload}"
+            );
         }
-        let reference = post_answer(
-            &post_payload("ls", "a\nb\n", ""),
-            30_000,
-            &mut Fake(|_: &str, _: &[u8]| (EventKind::Ref, "§ref:abcd§\n".into())),
-        );
-        assert_eq!(reference.json, "{}");
+        // Nothing saved, or a result no smaller than the output: the output stays.
         let unchanged = post_answer(
             &post_payload("ls", "a\nb\n", ""),
-            30_000,
+            &inline(30_000),
             &mut Fake(|_: &str, b: &[u8]| (EventKind::Fresh, b.to_vec())),
         );
         assert_eq!(unchanged.json, "{}");
+        let larger = post_answer(
+            &post_payload("ls", "a\nb\n", ""),
+            &inline(30_000),
+            &mut Fake(|_: &str, _: &[u8]| (EventKind::Generic, b"a\nb\nc\n".to_vec())),
+        );
+        assert_eq!(larger.json, "{}");
+    }
+
+    /// The numbered output of a long test run: every 97th line fails.
+    fn long_run() -> String {
+        (1..=4000)
+            .map(|i| {
+                if i % 997 == 0 {
+                    format!("test case_{i} ... FAILED\n")
+                } else {
+                    format!("test case_{i} ... ok\n")
+                }
+            })
+            .collect()
     }
 
     #[test]
-    fn settings_are_found_in_user_and_project_files() {
+    fn a_saved_output_is_read_whole_and_never_shown_larger_than_the_preview() {
+        let whole = long_run();
+        let path = "/home/u/.claude/projects/p/s/tool-results/b5aco7dne.txt";
+        let saved = whole.clone();
+        let read = move |p: &str| {
+            assert_eq!(p, path);
+            Some(saved.clone().into_bytes())
+        };
+        let inline = Inline {
+            limit: 30_000,
+            read_saved: &read,
+        };
+        let extra = format!(
+            r#","persistedOutputPath":"{path}","persistedOutputSize":{}"#,
+            whole.len()
+        );
+        let cut: String = whole.chars().take(30_000).collect();
+        let payload = post_payload("cargo test", &cut, &extra);
+        let budget = crate::tokens::count(&saved::preview(&whole, path));
+        // The compressed form does not fit: a digest of the whole output does.
+        let answer = post_answer(
+            &payload,
+            &inline,
+            &mut Fake(|_: &str, body: &[u8]| {
+                assert_eq!(body.len(), whole.len(), "compressed from the whole output");
+                (EventKind::Generic, body[..body.len() / 2].to_vec())
+            }),
+        );
+        let shown = stdout_of(&answer);
+        assert!(crate::tokens::count(&shown) <= budget, "{shown}");
+        for i in [997, 1994, 2991, 3988] {
+            assert!(
+                shown.contains(&format!("test case_{i} ... FAILED\n")),
+                "{shown}"
+            );
+        }
+        assert!(shown.contains("test case_1 ... ok\n"), "first line kept");
+        assert!(shown.contains("test case_4000 ... ok\n"), "last line kept");
+        assert!(shown.contains(path), "{shown}");
+        assert!(shown.contains("sqz expand 0123456789ab:L"), "{shown}");
+        // Every gap names its exact lines, and the kept lines and gaps add up to the whole.
+        let mut covered = 0;
+        for line in shown.lines().skip(1) {
+            if let Some(rest) = line.strip_prefix("[… ") {
+                let range = rest.split(":L").nth(1).unwrap().trim_end_matches(']');
+                let (a, b) = range.split_once('-').unwrap();
+                let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+                assert_eq!(a, covered + 1, "{line}");
+                covered = b;
+            } else {
+                assert_eq!(line, whole.lines().nth(covered).unwrap());
+                covered += 1;
+            }
+        }
+        assert_eq!(covered, 4000);
+        // A compressed form that fits is shown as it is.
+        let small = post_answer(
+            &payload,
+            &inline,
+            &mut Fake(|_: &str, _: &[u8]| {
+                (EventKind::Formatter, b"4000 tests, 4 failed\n".to_vec())
+            }),
+        );
+        assert_eq!(
+            stdout_of(&small),
+            "4000 tests, 4 failed\n[sqz] 3/9 tokens · sqz expand 0123456789ab"
+        );
+        // A saved file sqz cannot read leaves the client's preview.
+        let unread = post_answer(
+            &payload,
+            &super::tests::inline(30_000),
+            &mut Fake(|_: &str, _: &[u8]| panic!()),
+        );
+        assert_eq!(unread.json, "{}");
+    }
+
+    #[test]
+    fn the_preview_is_the_clients() {
+        let whole: String = (1..=40000).map(|i| format!("{i}\n")).collect();
+        let preview = saved::preview(&whole, "/p/t.txt");
+        assert!(preview.starts_with(
+            "<persisted-output>\nOutput too large (223.5KB). Full output saved to: /p/t.txt\n\nPreview (first 2KB):\n1\n2\n"
+        ));
+        assert!(
+            preview.ends_with("\n526\n527\n...\n</persisted-output>"),
+            "{preview}"
+        );
+    }
+
+    #[test]
+    fn rules_count_from_user_settings_and_from_a_trusted_project_only() {
         let dir = std::env::temp_dir().join(format!("sqz-claude-settings-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let (home, proj) = (dir.join("home"), dir.join("proj"));
         std::fs::create_dir_all(home.join(".claude")).unwrap();
-        std::fs::create_dir_all(proj.join(".claude")).unwrap();
-        let files = settings_files(Some(&home), None, Some(&proj));
-        assert_eq!(allowed_shape(&files), None);
-        let rule = |r: &str| {
-            let mut s = String::new();
-            json::write_string(&mut s, r);
+        std::fs::create_dir_all(proj.join(".claude").join("sub")).unwrap();
+        let places = |project: &Path| {
+            SettingsPlaces {
+                home: Some(&home),
+                config_dir: None,
+                project: Some(project),
+            }
+            .rules_in_effect()
+        };
+        let rules = |rules: &[&str]| {
+            let mut s = String::from(r#"{"permissions":{"allow":["Bash(ls:*)""#);
+            for r in rules {
+                s.push(',');
+                json::write_string(&mut s, r);
+            }
+            s.push_str("]}}");
             s
         };
-        std::fs::write(
-            home.join(".claude/settings.json"),
-            format!(
-                r#"{{"permissions":{{"allow":[{}]}}}}"#,
-                rule(ALLOW_RULES[0])
-            ),
-        )
-        .unwrap();
-        assert_eq!(allowed_shape(&files), None);
-        std::fs::write(
-            proj.join(".claude/settings.json"),
-            format!(r#"{{"permissions":{{"allow":[{}]}}}}"#, rule(LEGACY_RULE)),
-        )
-        .unwrap();
-        assert_eq!(allowed_shape(&files), Some(Shape::Printf));
+        assert!(!places(&proj));
+        std::fs::write(proj.join(".claude/settings.json"), rules(&ALLOW_RULES)).unwrap();
+        assert!(!places(&proj), "an untrusted project's rules are dropped");
+        let mut trust = String::from(r#"{"projects":{"#);
+        json::write_string(&mut trust, proj.to_str().unwrap());
+        trust.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
+        std::fs::write(home.join(".claude.json"), &trust).unwrap();
+        assert!(places(&proj));
+        let mut trust = String::from(r#"{"projects":{"#);
+        json::write_string(&mut trust, dir.to_str().unwrap());
+        trust.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
+        std::fs::write(home.join(".claude.json"), &trust).unwrap();
+        assert!(places(&proj), "a folder below a trusted one is trusted");
+        std::fs::remove_file(proj.join(".claude/settings.json")).unwrap();
         std::fs::write(
             proj.join(".claude/settings.local.json"),
-            format!(
-                r#"{{"permissions":{{"allow":["Bash(ls:*)",{}]}}}}"#,
-                rule(ALLOW_RULES[1])
-            ),
+            rules(&ALLOW_RULES[..1]),
         )
         .unwrap();
-        assert_eq!(allowed_shape(&files), Some(Shape::Trap));
+        assert!(!places(&proj), "one rule of two");
+        std::fs::write(home.join(".claude/settings.json"), rules(&ALLOW_RULES[1..])).unwrap();
+        assert!(places(&proj), "the two rules from two files");
+        std::fs::remove_file(home.join(".claude.json")).unwrap();
+        std::fs::write(home.join(".claude/settings.json"), rules(&ALLOW_RULES)).unwrap();
+        assert!(places(&proj), "user rules need no trust");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

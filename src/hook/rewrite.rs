@@ -5,18 +5,26 @@
 //! The analysis is a small lexer for the part of bash an agent usually writes. It only has to
 //! decide safely: any construct it does not fully follow leaves the command alone.
 
-/// The allow rules `sqz init` adds so a client that checks permissions against the rewritten
-/// command accepts the parts the rewrite adds, and nothing more. The hook rewrites only once
-/// these are present.
-pub const ALLOW_RULES: [&str; 2] = ["Bash(sqz compress --cmd:*)", trailer::TRAP_RULE];
+/// The allow rules `sqz init` adds to Claude Code so that its permission checker accepts the
+/// parts the `Shape::Pipefail` rewrite adds, and nothing more. The Claude Code hook rewrites in
+/// its default permission modes only while these are in effect.
+pub const ALLOW_RULES: [&str; 2] = ["Bash(sqz compress --cmd:*)", PIPEFAIL_RULE];
 
-/// The trailer's rule in installs made before the EXIT trap: with it instead of
-/// `trailer::TRAP_RULE`, the hook rewrites in the `Shape::Printf` form.
-pub const LEGACY_RULE: &str = trailer::ALLOW_RULE;
+/// The allow rule for the `set -o pipefail` that `Shape::Pipefail` puts first.
+pub const PIPEFAIL_RULE: &str = "Bash(set -o pipefail)";
+
+/// Rules that earlier installs added for the trailer's `printf` and EXIT trap. Claude Code's
+/// checker asks about any command with braces, a subshell or a trap whatever the rules say, so
+/// they never helped; `sqz init` takes them out and `sqz doctor` reports them.
+pub const OLD_RULES: [&str; 2] = [trailer::ALLOW_RULE, trailer::TRAP_RULE];
 
 /// How the rewritten command carries the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
+    /// `set -o pipefail; CMD 2>&1 | sqz compress --cmd 'CMD'`, for one plain command
+    /// (`is_plain`): the pipeline's status is the command's when it fails, and Claude Code's
+    /// checker accepts every part of it on `ALLOW_RULES`.
+    Pipefail,
     /// An EXIT trap prints the trailer however the command's side ends (`set -e`, `set -u`,
     /// `exit`), and `sqz compress --trap` keeps output that background jobs write after it.
     Trap,
@@ -68,6 +76,10 @@ pub fn decide_as(command: &str, shape: Shape) -> Decision {
 /// sit one level out.
 pub fn wrap(command: &str, shape: Shape) -> String {
     match shape {
+        Shape::Pipefail => format!(
+            "set -o pipefail; {command} 2>&1 | sqz compress --cmd {}",
+            quote(command)
+        ),
         Shape::Trap => format!(
             "{{ {}; ( {command}\n) 2>&1; }} | sqz compress --cmd {} --trap",
             trailer::TRAP,
@@ -79,6 +91,37 @@ pub fn wrap(command: &str, shape: Shape) -> String {
             quote(command)
         ),
     }
+}
+
+/// Whether `command` is one plain simple command that `Shape::Pipefail` may wrap: no list,
+/// pipe, redirection, subshell, group or substitution (the appended `2>&1 |` would bind to its
+/// last part only, or change what a redirection does), no quote that the label's quoting would
+/// have to escape, and nothing a permission checker reads as obfuscation. `decide` must also
+/// say it can be rewritten.
+pub fn is_plain(command: &str) -> bool {
+    let command = command.trim();
+    !command.is_empty()
+        && !command.bytes().any(|b| {
+            matches!(
+                b,
+                b';' | b'&'
+                    | b'|'
+                    | b'<'
+                    | b'>'
+                    | b'('
+                    | b')'
+                    | b'{'
+                    | b'}'
+                    | b'$'
+                    | b'`'
+                    | b'\\'
+                    | b'\''
+                    | b'#'
+                    | b'!'
+                    | b'\n'
+                    | b'\r'
+            )
+        })
 }
 
 /// Single-quotes `s` for the shell.
@@ -390,11 +433,53 @@ mod tests {
             )
         );
         assert_eq!(
+            decide_as("pytest -x tests", Shape::Pipefail),
+            Decision::Rewrite(
+                "set -o pipefail; pytest -x tests 2>&1 | sqz compress --cmd 'pytest -x tests'"
+                    .into()
+            )
+        );
+        assert_eq!(
             decide_as("echo 'it'", Shape::Printf),
             Decision::Rewrite(
                 "{ { echo 'it'\n} 2>&1; printf '\\n__SQZ_EXIT_%d__\\n' \"$?\"; } | sqz compress --cmd 'echo '\\''it'\\'''"
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn only_one_plain_command_is_plain() {
+        for plain in [
+            "git status",
+            "pytest -x tests/test_api.py",
+            "cargo test --workspace",
+            "grep -rn \"TODO\" src",
+            "ls -la *.rs",
+            "npm run test -- --reporter=dot",
+        ] {
+            assert!(is_plain(plain), "{plain}");
+        }
+        for not in [
+            "cd src && make",
+            "make; make test",
+            "ls | head",
+            "ls > out.txt",
+            "cat < in",
+            "make 2>/dev/null",
+            "(cd x; ls)",
+            "{ ls; }",
+            "echo $HOME",
+            "echo `date`",
+            "echo 'it'",
+            "echo a\\ b",
+            "ls # comment",
+            "echo a\necho b",
+            "sleep 1 &",
+            "",
+            "   ",
+        ] {
+            assert!(!is_plain(not), "{not:?}");
+        }
     }
 }

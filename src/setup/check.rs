@@ -252,16 +252,16 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let legacy = allow.contains(&crate::hook::rewrite::LEGACY_RULE);
+        let old = crate::hook::rewrite::OLD_RULES
+            .iter()
+            .any(|rule| allow.contains(rule));
+        if old {
+            notes.push(format!(
+                "{shown}: allow rules from an older sqz; failing commands go out uncompressed until `sqz init` runs again"
+            ));
+        }
         for rule in crate::hook::rewrite::ALLOW_RULES {
-            if allow.contains(&rule) {
-                continue;
-            }
-            if legacy && rule == crate::engine::trailer::TRAP_RULE {
-                notes.push(format!(
-                    "{shown}: allow rules from an older sqz; under set -e a failing command reads as success until `sqz init` runs again"
-                ));
-            } else {
+            if !allow.contains(&rule) && !old {
                 notes.push(format!("{shown}: allow rule missing: {rule}"));
             }
         }

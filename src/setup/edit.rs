@@ -171,8 +171,11 @@ pub(super) fn claude_add(doc: &mut Value) -> Merged {
     }
     let perms = object_at(doc, "permissions").ok_or("`permissions` is not an object")?;
     let allow = array_at(perms, "allow").ok_or("`permissions.allow` is not an array")?;
-    // The printf rule of an install made before the EXIT trap gives way to the trap's.
-    allow.retain(|r| r.as_str() != Some(crate::hook::rewrite::LEGACY_RULE));
+    // The trailer rules of earlier installs give way to the pipefail rule.
+    allow.retain(|r| {
+        !r.as_str()
+            .is_some_and(|r| crate::hook::rewrite::OLD_RULES.contains(&r))
+    });
     for rule in crate::hook::rewrite::ALLOW_RULES {
         if !allow.iter().any(|r| r.as_str() == Some(rule)) {
             allow.push(Value::str(rule));
@@ -195,7 +198,7 @@ pub(super) fn claude_remove(doc: &mut Value) -> bool {
         allow.retain(|r| {
             !r.as_str().is_some_and(|r| {
                 crate::hook::rewrite::ALLOW_RULES.contains(&r)
-                    || r == crate::hook::rewrite::LEGACY_RULE
+                    || crate::hook::rewrite::OLD_RULES.contains(&r)
             })
         });
         if allow.len() != before {

@@ -290,13 +290,8 @@ pub fn rewrite_keeps(original: Option<&str>, rewritten: Option<&str>) -> Result<
 }
 
 fn check_claude(payload: &str) -> Result<(), String> {
-    // Installs from before the EXIT trap get the printf form: both are fuzzed.
-    let shape = if super::fnv1a(payload.as_bytes()).is_multiple_of(2) {
-        rewrite::Shape::Trap
-    } else {
-        rewrite::Shape::Printf
-    };
-    let answer = claude::pre_answer(payload, |_| Some(shape));
+    // With the allow rules in effect, so every rewrite the hook would make is checked.
+    let answer = claude::pre_answer(payload, |_| true);
     let out = answer_json(&answer.json)?;
     if !answer.rewrote() {
         return Ok(());
@@ -366,8 +361,11 @@ fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
         env: &engine.env,
         now,
     };
-    let limit = engine.env.bash_max_output_length;
-    let answer = claude::post_answer(payload, limit, &mut backend);
+    let inline = claude::Inline {
+        limit: engine.env.bash_max_output_length,
+        read_saved: &|_| None,
+    };
+    let answer = claude::post_answer(payload, &inline, &mut backend);
     let out = answer_json(&answer.json)?;
     if !answer.rewrote() {
         return Ok(());
