@@ -671,3 +671,47 @@ fn init_replaces_the_trailer_rules_of_an_older_install() {
         t.sqz(&["init", "--global", "--only", "claude"]);
     }
 }
+
+/// Claude Code asks before it starts a project's `.mcp.json` server, preselecting "continue
+/// without it", and ignores the project's allow rules until the folder is trusted. Project init
+/// approves the server where the client records that answer, keeps what the local settings
+/// held, says what the user must accept while the folder is untrusted, and doctor says so too.
+#[test]
+fn project_init_approves_its_mcp_server_and_says_what_the_user_must_accept() {
+    let t = Tree::new("claude-trust");
+    std::fs::create_dir_all(t.home().join(".claude")).unwrap();
+    t.write(
+        "project/.claude/settings.local.json",
+        "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(make:*)\"\n    ]\n  },\n  \"enabledMcpjsonServers\": [\n    \"db\"\n  ]\n}\n",
+    );
+    let before = t.snapshot();
+    let (out, _, code) = t.sqz(&["init", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("trust this folder"), "{out}");
+    let local = json(&t.read("project/.claude/settings.local.json"));
+    let approved: Vec<&str> = local
+        .get("enabledMcpjsonServers")
+        .and_then(|a| a.as_array())
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    assert_eq!(approved, ["db", "sqz"]);
+    assert!(local.get("permissions").is_some());
+    assert!(t.read("project/.mcp.json").contains("\"sqz\""));
+    let (doctor, _, _) = t.sqz(&["doctor"]);
+    assert!(doctor.contains("has not trusted this folder"), "{doctor}");
+    // Trusted, as Claude Code records it once the user accepts.
+    let mut trust = String::from(r#"{"projects":{"#);
+    sqz::json::write_string(&mut trust, t.project().to_str().unwrap());
+    trust.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
+    t.write("home/.claude.json", &trust);
+    let (out, _, _) = t.sqz(&["init", "--only", "claude"]);
+    assert!(!out.contains("trust this folder"), "{out}");
+    let (doctor, _, _) = t.sqz(&["doctor"]);
+    assert!(!doctor.contains("has not trusted"), "{doctor}");
+    std::fs::remove_file(t.home().join(".claude.json")).unwrap();
+    let (out, _, code) = t.sqz(&["uninstall", "--only", "claude"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(t.snapshot(), before);
+}

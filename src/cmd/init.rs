@@ -21,6 +21,20 @@ fn run(args: &Setup, install: bool, env: &Env) -> Result<u8> {
     let clients = setup::selected(&args.only, &args.skip, &scope.home, !install)?;
     let report = setup::apply(&clients, &scope, install, args.dry_run);
     super::io::write_stdout(report.text.as_bytes());
+    if install && !args.global && clients.contains(&"claude") {
+        // What the user must accept in Claude Code before the project's files take effect.
+        let trusted = crate::hook::claude::SettingsPlaces {
+            home: Some(&scope.home),
+            config_dir: scope.claude_config_dir(),
+            project: Some(&scope.base),
+        }
+        .project_trusted(&scope.base);
+        if !trusted {
+            super::io::write_stdout(
+                b"claude: accept Claude Code's prompt to trust this folder when it first starts here; until then it ignores the project's allow rules, and failing commands reach the agent uncompressed (successful ones are compressed either way)\n",
+            );
+        }
+    }
     if !install && !args.dry_run {
         // Say when nothing was removed, and where sqz is still set up, so no one believes it
         // gone while the other scope's hooks still run.

@@ -46,7 +46,7 @@ impl SettingsPlaces<'_> {
 
     /// Whether the user trusted the project, or a folder above it: until then Claude Code
     /// drops the project's allow rules.
-    fn project_trusted(&self, project: &Path) -> bool {
+    pub fn project_trusted(&self, project: &Path) -> bool {
         let Some(state) = self
             .state_file()
             .and_then(|f| std::fs::read_to_string(f).ok())

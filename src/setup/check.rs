@@ -92,6 +92,11 @@ pub fn doctor(env: &Env, cwd: &Result<PathBuf>, global: bool) -> Result<Doctor> 
                     .join("+")
             )
         } else if !configured.is_empty() {
+            // A scope that is set up may still carry advice (an untrusted Claude Code folder).
+            notes = (0..checks.len())
+                .filter(|&i| checks[i].0 == "yes")
+                .flat_map(|i| checks[i].1.iter().cloned())
+                .collect();
             configured.join("+")
         } else {
             notes = checks[0].1.clone();
@@ -191,6 +196,19 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
                     notes.push(format!("{shown}: differs from what sqz writes"));
                 }
             }
+        }
+    }
+    if client == "claude" && !scope.global && any {
+        let places = crate::hook::claude::SettingsPlaces {
+            home: Some(&scope.home),
+            config_dir: scope.claude_config_dir(),
+            project: Some(&scope.base),
+        };
+        if !places.project_trusted(&scope.base) {
+            notes.push(
+                "Claude Code has not trusted this folder yet: it ignores the project's allow rules (and sqz leaves failing commands uncompressed) until you accept its trust prompt here"
+                    .into(),
+            );
         }
     }
     let state = if all {

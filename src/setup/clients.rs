@@ -2,8 +2,8 @@
 //! one gets in a scope.
 
 use super::edit::{
-    claude_add, claude_remove, gemini_add, gemini_remove, mcp_add, mcp_remove, opencode_add,
-    opencode_remove, pretty, zed_add, zed_remove, Change,
+    claude_add, claude_mcp_approve, claude_mcp_unapprove, claude_remove, gemini_add, gemini_remove,
+    mcp_add, mcp_remove, opencode_add, opencode_remove, pretty, zed_add, zed_remove, Change,
 };
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -30,6 +30,8 @@ pub struct Scope {
     pub global: bool,
     /// Claude Code's settings directory in this scope.
     claude_dir: PathBuf,
+    /// `CLAUDE_CONFIG_DIR`, in either scope.
+    claude_config: Option<PathBuf>,
 }
 
 impl Scope {
@@ -56,7 +58,15 @@ impl Scope {
             base,
             global,
             claude_dir,
+            claude_config: env.claude_config_dir.clone(),
         })
+    }
+}
+
+impl Scope {
+    /// `CLAUDE_CONFIG_DIR`, where Claude Code keeps its user-level files when it is set.
+    pub fn claude_config_dir(&self) -> Option<&Path> {
+        self.claude_config.as_deref()
     }
 }
 
@@ -123,6 +133,18 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
     let b = &scope.base;
     let h = &scope.home;
     match client {
+        "claude" if scope.global => vec![
+            Change::Json {
+                path: scope.claude_dir.join("settings.json"),
+                add: claude_add,
+                remove: claude_remove,
+            },
+            Change::Json {
+                path: h.join(".claude.json"),
+                add: mcp_add,
+                remove: mcp_remove,
+            },
+        ],
         "claude" => vec![
             Change::Json {
                 path: scope.claude_dir.join("settings.json"),
@@ -130,13 +152,14 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 remove: claude_remove,
             },
             Change::Json {
-                path: if scope.global {
-                    h.join(".claude.json")
-                } else {
-                    b.join(".mcp.json")
-                },
+                path: b.join(".mcp.json"),
                 add: mcp_add,
                 remove: mcp_remove,
+            },
+            Change::Json {
+                path: scope.claude_dir.join("settings.local.json"),
+                add: claude_mcp_approve,
+                remove: claude_mcp_unapprove,
             },
         ],
         "gemini" => vec![Change::Json {

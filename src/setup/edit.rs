@@ -240,6 +240,34 @@ pub(super) fn mcp_remove(doc: &mut Value) -> bool {
     remove_server(doc, "mcpServers")
 }
 
+/// Claude Code's approval of the project's `.mcp.json` server `sqz`, in the project's local
+/// settings, where the client records the same answer from its own dialog: without it the
+/// client asks, and the preselected answer leaves the server off.
+pub(super) fn claude_mcp_approve(doc: &mut Value) -> Merged {
+    let approved =
+        array_at(doc, "enabledMcpjsonServers").ok_or("`enabledMcpjsonServers` is not an array")?;
+    if !approved.iter().any(|s| s.as_str() == Some("sqz")) {
+        approved.push(Value::str("sqz"));
+    }
+    Ok(())
+}
+
+pub(super) fn claude_mcp_unapprove(doc: &mut Value) -> bool {
+    let Some(approved) = doc
+        .get_mut("enabledMcpjsonServers")
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let before = approved.len();
+    approved.retain(|s| s.as_str() != Some("sqz"));
+    let removed = approved.len() != before;
+    if removed {
+        prune(doc, &["enabledMcpjsonServers"]);
+    }
+    removed
+}
+
 pub(super) fn gemini_add(doc: &mut Value) -> Merged {
     ensure_hook(
         doc,
