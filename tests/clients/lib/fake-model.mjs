@@ -8,6 +8,12 @@
 // conversation:
 //   {"tool": "Bash", "input": {"command": "git status"}}   one tool call
 //   {"text": "done"}                                       a final answer (ends the turn)
+//   {"tool": "Bash", "input": {"command": "sqz expand {match}"},
+//    "match": "§ref:([0-9a-f]+)", "otherwise": {"command": "echo none"}}
+//                                       a tool call built from what the model has seen: the
+//                                       first capture of `match` in any tool result so far
+//                                       replaces {match} in every string of `input`; with no
+//                                       match the call's input is `otherwise`
 // The step is chosen by the number of assistant messages already in the request, so a retried
 // request gets the same answer, and the answer never depends on timing. Past the last step the
 // model answers "done".
@@ -18,6 +24,7 @@
 
 import http from "node:http";
 import fs from "node:fs";
+import { replaceInStrings } from "./harness.mjs";
 
 function args(argv) {
   const out = {};
@@ -50,6 +57,32 @@ function stepIndex(body) {
   return (body.messages ?? []).filter((m) => m.role === "assistant").length;
 }
 
+// Every tool result's text in the request, oldest first.
+function toolResultTexts(body) {
+  const texts = [];
+  for (const m of body.messages ?? []) {
+    if (m.role !== "user" || !Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (b.type !== "tool_result") continue;
+      if (typeof b.content === "string") texts.push(b.content);
+      else if (Array.isArray(b.content))
+        for (const part of b.content) if (part.type === "text") texts.push(part.text);
+    }
+  }
+  return texts;
+}
+
+// A step's tool input, with {match} filled in from what the model has seen.
+function toolInput(step, body) {
+  if (!step.match) return step.input ?? {};
+  const re = new RegExp(step.match);
+  for (const text of toolResultTexts(body)) {
+    const m = re.exec(text);
+    if (m) return replaceInStrings(step.input ?? {}, "{match}", m[1] ?? m[0]);
+  }
+  return step.otherwise ?? {};
+}
+
 // The content blocks and stop reason the model answers with.
 function answer(body) {
   if (!isMain(body)) {
@@ -61,7 +94,7 @@ function answer(body) {
     const id = `toolu_${String(k).padStart(4, "0")}`;
     return {
       step: k,
-      blocks: [{ type: "tool_use", id, name: step.tool, input: step.input ?? {} }],
+      blocks: [{ type: "tool_use", id, name: step.tool, input: toolInput(step, body) }],
       stop: "tool_use",
     };
   }
