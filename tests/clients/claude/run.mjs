@@ -17,6 +17,7 @@ import {
   startFakeModel,
   startSqzProxy,
   run,
+  runAsync,
   readJsonLines,
   firstToolResults,
   historyChanges,
@@ -132,7 +133,7 @@ async function main() {
     args.push("--permission-mode", "bypassPermissions");
   }
   const started = Date.now();
-  const claude = run(o.claude, args, { cwd: project, env: claudeEnv, timeoutMs: 300000 });
+  const claude = await runAsync(o.claude, args, { cwd: project, env: claudeEnv, timeoutMs: 300000 });
   const seconds = (Date.now() - started) / 1000;
   await model.stop();
   if (proxy) await proxy.stop();

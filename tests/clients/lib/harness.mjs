@@ -8,11 +8,19 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+// Every server started here is killed when this process exits, however it exits.
+const servers = new Set();
+process.on("exit", () => {
+  for (const child of servers) child.kill("SIGKILL");
+});
+
 // Starts `cmd args` and resolves once a line of its output matches `pattern` (its first
 // capture is the port). Rejects with the output seen if it exits or takes over `ms`.
 function startListening(cmd, args, { env, stream, pattern, ms = 15000, label }) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    servers.add(child);
+    child.on("exit", () => servers.delete(child));
     let seen = "";
     let done = false;
     const timer = setTimeout(() => {
@@ -102,6 +110,36 @@ export function replaceInStrings(value, token, by) {
       Object.entries(value).map(([k, v]) => [k, replaceInStrings(v, token, by)]),
     );
   return value;
+}
+
+/// Like `run`, without blocking: the servers this process started keep their pipes drained.
+export function runAsync(cmd, args, { cwd, env, timeoutMs = 60000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const out = [];
+    const err = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.stdout.on("data", (c) => out.push(c));
+    child.stderr.on("data", (c) => err.push(c));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e.code === "ENOENT" ? new Error(`${cmd} is not installed (not on PATH)`) : e);
+    });
+    child.on("close", (status, signal) => {
+      clearTimeout(timer);
+      resolve({
+        status,
+        signal,
+        timedOut,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
+    });
+  });
 }
 
 /// The JSON lines of a file, each parsed.
