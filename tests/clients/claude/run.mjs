@@ -1,0 +1,226 @@
+// Runs the real Claude Code client headless through script.json against the scripted model on
+// loopback, and writes OUT/report.json: per tool call, what the model saw in the next request.
+//
+//   node run.mjs --out DIR --variant baseline|sqz|proxy --mode default|bypassPermissions
+//                --sqz PATH --canary SECRET [--claude PATH]
+//
+// baseline: no sqz set up. sqz: `sqz init` in the project first (hooks, allow rules).
+// proxy: no hooks; ANTHROPIC_BASE_URL is `sqz proxy --upstream` in front of the model.
+// The scratch HOME has what a user of the project would have: allow rules of their own for
+// python3, `sed -i` and edits, and the project marked trusted (as after answering the trust
+// dialog once). Every path the run writes is under DIR.
+
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  startFakeModel,
+  startSqzProxy,
+  run,
+  runAsync,
+  readJsonLines,
+  firstToolResults,
+  historyChanges,
+  replaceInStrings,
+} from "../lib/harness.mjs";
+import { makeProject } from "../lib/project.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function options(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, "")] = argv[i + 1];
+  for (const key of ["out", "variant", "mode", "sqz", "canary"])
+    if (!out[key]) throw new Error(`run.mjs: --${key} is required`);
+  if (!["baseline", "sqz", "proxy"].includes(out.variant))
+    throw new Error(`run.mjs: --variant must be baseline, sqz or proxy, not ${out.variant}`);
+  if (!["default", "bypassPermissions"].includes(out.mode))
+    throw new Error(`run.mjs: --mode must be default or bypassPermissions, not ${out.mode}`);
+  out.sqz = path.resolve(out.sqz);
+  out.claude ??= path.join(here, "node_modules", ".bin", "claude");
+  out.script ??= path.join(here, "script.json");
+  return out;
+}
+
+// What differs between two runs only by accident: the scratch directory, the session id, the
+// client's random name for a saved output, the test runner's timing.
+function normalize(text, out) {
+  // The client names its per-project folder after the path with every other character a dash.
+  const dashed = out.replace(/[^A-Za-z0-9]/g, "-");
+  return text
+    .split(out)
+    .join("/scratch")
+    .split(dashed)
+    .join("-scratch")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "00000000-0000-0000-0000-000000000000")
+    .replace(/tool-results\/[A-Za-z0-9_]+\.txt/g, "tool-results/saved.txt")
+    .replace(/(Ran \d+ tests? in )\d+\.\d+s/g, "$10.000s");
+}
+
+async function main() {
+  const o = options(process.argv.slice(2));
+  const out = path.resolve(o.out);
+  const home = path.join(out, "home");
+  const project = path.join(out, "project");
+  const bin = path.join(out, "bin");
+  const tmp = path.join(out, "tmp");
+  const db = path.join(out, "store", "sessions.db");
+  for (const d of [path.join(home, ".claude"), project, bin, tmp]) fs.mkdirSync(d, { recursive: true });
+  if (!fs.existsSync(o.claude)) throw new Error(`Claude Code is not installed at ${o.claude}`);
+  fs.symlinkSync(o.sqz, path.join(bin, "sqz"));
+
+  fs.writeFileSync(
+    path.join(home, ".claude", "settings.json"),
+    JSON.stringify({ permissions: { allow: ["Bash(python3:*)", "Bash(sed -i:*)", "Edit"] } }, null, 2),
+  );
+  fs.writeFileSync(
+    path.join(home, ".claude.json"),
+    JSON.stringify({ projects: { [project]: { hasTrustDialogAccepted: true } } }, null, 2),
+  );
+  makeProject(project, { home, canary: o.canary });
+
+  const env = {
+    PATH: `${bin}:${process.env.PATH}`,
+    HOME: home,
+    TMPDIR: tmp,
+    TERM: "dumb",
+    LANG: "C.UTF-8",
+    SQZ_DB_PATH: db,
+    PYTHONDONTWRITEBYTECODE: "1",
+  };
+  let init = null;
+  if (o.variant === "sqz") {
+    init = run(o.sqz, ["init"], { cwd: project, env });
+    if (init.status !== 0) throw new Error(`sqz init failed (${init.status}): ${init.stdout}${init.stderr}`);
+  }
+
+  const steps = replaceInStrings(JSON.parse(fs.readFileSync(o.script, "utf8")), "{project}", project);
+  const stepsFile = path.join(out, "steps.json");
+  fs.writeFileSync(stepsFile, JSON.stringify(steps, null, 2));
+  const log = path.join(out, "requests.jsonl");
+  const model = await startFakeModel({ script: stepsFile, log });
+  let proxy = null;
+  let base = `http://127.0.0.1:${model.port}`;
+  if (o.variant === "proxy") {
+    proxy = await startSqzProxy({ sqz: o.sqz, upstream: base, env });
+    base = `http://127.0.0.1:${proxy.port}`;
+  }
+
+  const claudeEnv = {
+    ...env,
+    ANTHROPIC_BASE_URL: base,
+    ANTHROPIC_API_KEY: "sk-ant-scripted-model-0000",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  };
+  const args = [
+    "-p",
+    "Work through the scripted steps.",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--include-hook-events",
+    "--debug-file",
+    path.join(out, "debug.log"),
+    "--tools",
+    "Bash,Read,Edit,Write,Grep,Glob",
+  ];
+  if (o.mode === "bypassPermissions") {
+    // As root the client takes bypassPermissions only inside a declared sandbox.
+    claudeEnv.IS_SANDBOX = "1";
+    args.push("--permission-mode", "bypassPermissions");
+  }
+  const started = Date.now();
+  const claude = await runAsync(o.claude, args, { cwd: project, env: claudeEnv, timeoutMs: 300000 });
+  const seconds = (Date.now() - started) / 1000;
+  await model.stop();
+  if (proxy) await proxy.stop();
+  fs.writeFileSync(path.join(out, "stream.jsonl"), claude.stdout);
+
+  const stream = claude.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
+  const result = stream.find((e) => e.type === "result") ?? null;
+  const denials = new Map((result?.permission_denials ?? []).map((d) => [d.tool_use_id, d]));
+  // A hook event carries no tool_use_id: it belongs to the tool call streamed last before it.
+  let current = null;
+  const hookRuns = [];
+  for (const e of stream) {
+    if (e.type === "assistant")
+      for (const b of e.message?.content ?? []) if (b.type === "tool_use") current = b.id;
+    if (e.type === "system" && e.subtype === "hook_response") hookRuns.push({ ...e, tool_use_id: current });
+  }
+  const hookErrors = hookRuns
+    .filter((e) => e.outcome !== "success" || e.exit_code !== 0 || (e.stderr ?? "").trim() !== "")
+    .map((e) => ({
+      tool_use_id: e.tool_use_id,
+      hook: e.hook_name,
+      outcome: e.outcome,
+      exit_code: e.exit_code,
+      stderr: e.stderr ?? "",
+      output: (e.output ?? "").slice(0, 400),
+    }));
+
+  const requests = readJsonLines(log);
+  const results = firstToolResults(requests);
+  const sent = new Map();
+  for (const r of requests)
+    for (const m of r.body?.messages ?? [])
+      if (m.role === "assistant" && Array.isArray(m.content))
+        for (const b of m.content) if (b.type === "tool_use") sent.set(b.id, b.input);
+
+  const calls = [];
+  steps.forEach((step, k) => {
+    if (!step.tool) return;
+    const id = `toolu_${String(k).padStart(4, "0")}`;
+    const seen = results.get(id) ?? null;
+    const denial = denials.get(id) ?? null;
+    calls.push({
+      step: k,
+      id,
+      tool: step.tool,
+      input: sent.get(id) ?? null,
+      expand: step.expand === true,
+      answered: seen !== null,
+      text: seen?.text ?? "",
+      normalized: seen ? normalize(seen.text, out) : "",
+      is_error: seen?.is_error ?? false,
+      denied: denial !== null,
+    });
+  });
+
+  const report = {
+    client: "claude-code",
+    variant: o.variant,
+    mode: o.mode,
+    out,
+    store: path.dirname(db),
+    init: init && { status: init.status, stdout: init.stdout, stderr: init.stderr },
+    claude: {
+      status: claude.status,
+      signal: claude.signal,
+      timed_out: claude.timedOut,
+      seconds,
+      stderr: claude.stderr.slice(-4000),
+      result: result && { subtype: result.subtype, is_error: result.is_error, num_turns: result.num_turns },
+    },
+    requests: requests.length,
+    main_requests: requests.filter((r) => r.main).length,
+    side_requests: requests.filter((r) => !r.main).map((r) => r.path),
+    hook_runs: hookRuns.length,
+    hook_errors: hookErrors,
+    calls,
+    history: historyChanges(requests),
+    proxy_output: proxy ? proxy.output().slice(-4000) : null,
+  };
+  fs.writeFileSync(path.join(out, "report.json"), JSON.stringify(report, null, 2));
+  process.stdout.write(`report ${path.join(out, "report.json")}\n`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`run.mjs: ${e.stack ?? e}\n`);
+  process.exit(1);
+});
