@@ -97,6 +97,8 @@ struct Report {
     hook_errors: Vec<(String, String)>,
     calls: Vec<Call>,
     history: Vec<History>,
+    /// Whether the project folder was trusted in Claude Code.
+    trusted: bool,
 }
 
 fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
@@ -144,9 +146,15 @@ fn tokens(text: &str) -> usize {
 /// Runs the client once through the script (`variant`: baseline, sqz or proxy) and reads back
 /// its report and the store's files. The scratch directory is removed afterwards.
 fn run(variant: &str, mode: &str) -> Report {
+    run_in(variant, mode, true)
+}
+
+/// `run`, in a project folder the user has trusted in Claude Code or not.
+fn run_in(variant: &str, mode: &str, trusted: bool) -> Report {
     installed();
+    let trust = if trusted { "yes" } else { "no" };
     let out = std::env::temp_dir().join(format!(
-        "sqz-claude-{}-{variant}-{mode}",
+        "sqz-claude-{}-{variant}-{mode}-{trust}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&out);
@@ -154,6 +162,7 @@ fn run(variant: &str, mode: &str) -> Report {
         .arg(suite_dir().join("run.mjs"))
         .args(["--out".as_ref(), out.as_os_str()])
         .args(["--variant", variant, "--mode", mode, "--canary", CANARY])
+        .args(["--trusted", trust])
         .args(["--sqz".as_ref(), bin().as_os_str()])
         .output()
         .unwrap_or_else(|e| {
@@ -238,6 +247,7 @@ fn run(variant: &str, mode: &str) -> Report {
         hook_errors,
         calls,
         history,
+        trusted,
     };
     let _ = std::fs::remove_dir_all(&out);
     r
@@ -313,6 +323,12 @@ fn regressions(base: &Report, with: &Report, hooks: bool) -> Vec<String> {
         let name = w.name();
         if !w.answered {
             problems.push(format!("{name}: its result never reached the model"));
+            continue;
+        }
+        if w.denied && !b.denied && w.expand && !with.trusted {
+            // The one known gap: in a folder Claude Code has not trusted, the project's rules,
+            // `Bash(sqz expand:*)` among them, are dropped, so expanding asks (README).
+            eprintln!("{name}: asks in a folder that is not trusted, as the README says");
             continue;
         }
         if w.denied && !b.denied {
@@ -401,6 +417,15 @@ fn check(base: &Report, with: &Report, hooks: bool) {
 fn sqz_init_in_default_mode_changes_nothing_for_the_worse() {
     let base = baseline("default");
     let with = run("sqz", "default");
+    check(base, &with, true);
+}
+
+/// A folder the user never trusted: Claude Code drops the project's allow rules, so the hook
+/// must not rewrite (the client would ask), while PostToolUse still compresses.
+#[test]
+fn sqz_init_in_an_untrusted_folder_changes_nothing_for_the_worse() {
+    let base = baseline("default");
+    let with = run_in("sqz", "default", false);
     check(base, &with, true);
 }
 

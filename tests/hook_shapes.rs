@@ -296,7 +296,7 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
     let scratch = Scratch::new("claude");
     let home = scratch.0.join("home");
     std::fs::create_dir_all(home.join(".claude")).unwrap();
-    let payload = r#"{"session_id":"s","cwd":"/nowhere","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls . /nonexistent-dir","description":"d","timeout":9000,"run_in_background":false},"tool_use_id":"t"}"#;
+    let payload = r#"{"session_id":"s","cwd":"/nowhere","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"python3 -m no_such_module_xyz","description":"d","timeout":9000,"run_in_background":false},"tool_use_id":"t"}"#;
     let hook = |home: &Path| {
         let mut child = Command::new(bin)
             .args(["hook", "claude"])
@@ -339,10 +339,10 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
     let command = input.get("command").unwrap().as_str().unwrap();
     assert_eq!(
         command,
-        "set -o pipefail; ls . /nonexistent-dir 2>&1 | sqz compress --cmd 'ls . /nonexistent-dir'"
+        "set -o pipefail; python3 -m no_such_module_xyz 2>&1 | sqz compress --cmd 'python3 -m no_such_module_xyz'"
     );
     for shell in ["bash", "zsh"] {
-        let (want, plain) = run_in(shell, "ls . /nonexistent-dir", "claude-plain");
+        let (want, plain) = run_in(shell, "python3 -m no_such_module_xyz", "claude-plain");
         let (got, routed) = run_in(shell, command, "claude-run");
         assert_eq!(got, want, "{shell}: {routed}");
         assert_ne!(got, Some(0));

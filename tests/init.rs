@@ -656,8 +656,12 @@ fn init_replaces_the_trailer_rules_of_an_older_install() {
         want.extend(
             sqz::hook::rewrite::ALLOW_RULES
                 .iter()
+                .chain([&sqz::hook::rewrite::EXPAND_RULE])
                 .map(|r| r.to_string()),
         );
+        let mut rules = rules;
+        rules.sort();
+        want.sort();
         assert_eq!(rules, want, "{written}");
         let (doctor, _, _) = t.sqz(&["doctor"]);
         assert!(!doctor.contains("older sqz"), "{doctor}");

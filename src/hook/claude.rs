@@ -154,19 +154,127 @@ pub fn pre_answer(payload: &str, rules_in_effect: impl FnOnce(Option<&Path>) -> 
         // A rewrite of it would need braces or a subshell, which the client asks about.
         return Answer::unchanged();
     }
+    if !builds_or_tests(&command) {
+        // Its output, when it succeeds, reaches PostToolUse, which does more with it (a long
+        // one is read whole from the client's file); a failure of it is usually short.
+        return Answer::unchanged();
+    }
     let Decision::Rewrite(_) = decide(&command) else {
         return Answer::unchanged();
     };
     let bypass = value.get("permission_mode").and_then(Value::as_str) == Some(BYPASS);
     let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
     if !bypass && !rules_in_effect(cwd) {
-        return Answer::leave(
-            "the allow rules are not in effect (run sqz init; project rules count once the workspace is trusted)",
-        );
+        // The client would ask about the rewrite: the command runs as written. `sqz doctor`
+        // says which rule is missing or that the folder is not trusted yet.
+        return Answer::unchanged();
     }
     let mut updated = input.clone();
     updated.set("command", Value::str(&wrap(&command, Shape::Pipefail)));
     Answer::changed(answer::specific("PreToolUse", "updatedInput", updated))
+}
+
+/// Programs that build, test, lint or type-check whatever their arguments.
+const CHECKERS: &[&str] = &[
+    "pytest",
+    "jest",
+    "vitest",
+    "mocha",
+    "ava",
+    "tsc",
+    "eslint",
+    "ruff",
+    "mypy",
+    "pyright",
+    "flake8",
+    "pylint",
+    "make",
+    "cmake",
+    "ninja",
+    "gradle",
+    "gradlew",
+    "mvn",
+    "mvnw",
+    "rspec",
+    "phpunit",
+    "tox",
+    "nox",
+    "ctest",
+    "bazel",
+    "meson",
+    "nextest",
+    "playwright",
+    "cypress",
+];
+
+/// Tools whose subcommand says whether they build or test (`cargo test`, `npm run build`,
+/// `python3 -m pytest`), and those subcommands.
+const TOOLS: &[&str] = &[
+    "cargo",
+    "go",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "deno",
+    "dotnet",
+    "mix",
+    "swift",
+    "uv",
+    "poetry",
+    "pipenv",
+    "npx",
+    "bunx",
+    "pnpx",
+    "python",
+    "python3",
+    "bundle",
+    "rake",
+    "zig",
+    "terraform",
+    "docker",
+    "helm",
+    "gleam",
+    "stack",
+    "cabal",
+    "dune",
+    "sbt",
+    "lein",
+    "elixir",
+];
+const SUBCOMMANDS: &[&str] = &[
+    "test",
+    "tests",
+    "build",
+    "check",
+    "clippy",
+    "nextest",
+    "vet",
+    "lint",
+    "compile",
+    "run",
+    "exec",
+    "ci",
+    "install",
+    "typecheck",
+    "-m",
+    "plan",
+    "apply",
+    "validate",
+    "x",
+];
+
+/// Whether a plain command builds, tests, lints or type-checks: the outputs that fail loudly and
+/// matter most when they do. Only these are rewritten, since a failing command's output never
+/// reaches PostToolUse; every other command's output is left to PostToolUse.
+pub fn builds_or_tests(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let program = first.rsplit('/').next().unwrap_or(first);
+    CHECKERS.contains(&program)
+        || (TOOLS.contains(&program) && words.take(3).any(|w| SUBCOMMANDS.contains(&w)))
 }
 
 /// What Claude Code does with a Bash output too long to show inline.
@@ -199,15 +307,15 @@ pub fn post_answer(payload: &str, inline: &Inline, backend: &mut dyn Backend) ->
 
 /// PostToolUse on Bash: the output of a command the PreToolUse rewrite left alone.
 fn post_bash(value: &Value, command: &str, inline: &Inline, backend: &mut dyn Backend) -> Answer {
-    if command.contains("sqz") {
-        return Answer::unchanged();
-    }
     let Some(response) = value
         .get("tool_response")
         .filter(|r| r.as_object().is_some())
     else {
         return Answer::bad("no tool_response object");
     };
+    if command.contains("sqz") {
+        return post_routed(response, command, inline);
+    }
     let flag = |k: &str| response.get(k).and_then(Value::as_bool) == Some(true);
     if flag("interrupted") || flag("isImage") {
         return Answer::unchanged();
@@ -252,8 +360,33 @@ fn post_bash(value: &Value, command: &str, inline: &Inline, backend: &mut dyn Ba
             }
         }
     };
+    bash_output(&served, stderr)
+}
+
+/// PostToolUse on a command that already ran through `sqz compress` (the PreToolUse rewrite):
+/// its output is sqz's. Only when the client saved it to a file, because even compressed it
+/// was too long to show, does sqz answer, with a digest of that file within the size of the
+/// client's preview, every gap naming its lines in the file. Anything else is left as it is.
+fn post_routed(response: &Value, command: &str, inline: &Inline) -> Answer {
+    let ours =
+        command.starts_with("set -o pipefail; ") && command.contains(" | sqz compress --cmd ");
+    let saved_path = response.get("persistedOutputPath").and_then(Value::as_str);
+    let (true, Some(path)) = (ours, saved_path) else {
+        return Answer::unchanged();
+    };
+    let Some(whole) = (inline.read_saved)(path).and_then(|b| String::from_utf8(b).ok()) else {
+        return Answer::unchanged();
+    };
+    let budget = crate::tokens::count(&saved::preview(&whole, path));
+    let digest = saved::digest(&whole, path, None, budget);
+    let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or("");
+    bash_output(&digest, stderr)
+}
+
+/// Bash's `updatedToolOutput` with `stdout` replaced.
+fn bash_output(stdout: &str, stderr: &str) -> Answer {
     let mut output = Value::object();
-    output.set("stdout", Value::str(&served));
+    output.set("stdout", Value::str(stdout));
     output.set("stderr", Value::str(stderr));
     output.set("interrupted", json::parse("false").expect("literal"));
     output.set("isImage", json::parse("false").expect("literal"));
@@ -434,17 +567,55 @@ mod tests {
     }
 
     #[test]
+    fn builds_and_tests_are_told_from_other_commands() {
+        for yes in [
+            "cargo test",
+            "cargo clippy --all-targets",
+            "pytest -x tests",
+            "python3 -m pytest",
+            "python3 -m unittest",
+            "npm test",
+            "npm run build",
+            "npx vitest run",
+            "go test ./...",
+            "make",
+            "./gradlew build",
+            "mix test",
+            "tsc --noEmit",
+            "dotnet build",
+        ] {
+            assert!(builds_or_tests(yes), "{yes}");
+        }
+        for no in [
+            "git status",
+            "git diff",
+            "ls -la",
+            "cat a.txt",
+            "python3 tools/report.py",
+            "node script.js",
+            "cargo --version",
+            "grep -rn needle src",
+            "",
+        ] {
+            assert!(!builds_or_tests(no), "{no}");
+        }
+    }
+
+    #[test]
     fn pre_leaves_without_the_allow_rules_except_in_bypass_mode() {
-        let answer = pre_answer(&pre_payload("git status", ""), |_| false);
+        let answer = pre_answer(&pre_payload("cargo test", ""), |_| false);
         assert_eq!(answer.json, "{}");
-        assert!(answer.left.unwrap().contains("sqz init"));
+        assert_eq!(
+            answer.left, None,
+            "said on stderr, where the client shows hook errors"
+        );
         let bypass = pre_answer(
-            &pre_payload_in("bypassPermissions", "git status", ""),
+            &pre_payload_in("bypassPermissions", "cargo test", ""),
             |_| panic!("no rule is checked in bypass mode"),
         );
         assert!(bypass.rewrote(), "{}", bypass.json);
         for mode in ["default", "acceptEdits", "plan", "dontAsk"] {
-            let answer = pre_answer(&pre_payload_in(mode, "git status", ""), |_| false);
+            let answer = pre_answer(&pre_payload_in(mode, "cargo test", ""), |_| false);
             assert_eq!(answer.json, "{}", "{mode}");
         }
     }
@@ -452,7 +623,11 @@ mod tests {
     #[test]
     fn pre_leaves_what_it_must() {
         let cases = [
-            pre_payload("git status", r#","run_in_background":true"#),
+            pre_payload("cargo test", r#","run_in_background":true"#),
+            // Not a build or a test: PostToolUse has its output when it succeeds.
+            pre_payload("git status", ""),
+            pre_payload("python3 tools/report.py", ""),
+            pre_payload("cat README.md", ""),
             pre_payload("cd src && make", ""),
             // Compound commands would need braces or a subshell, which the client asks about:
             // their output reaches PostToolUse instead.
@@ -701,6 +876,46 @@ mod tests {
             &mut Fake(|_: &str, _: &[u8]| panic!()),
         );
         assert_eq!(unread.json, "{}");
+    }
+
+    #[test]
+    fn a_routed_output_the_client_saved_is_digested_from_its_file() {
+        let whole = long_run();
+        let path = "/home/u/.claude/projects/p/s/tool-results/x.txt";
+        let saved = whole.clone();
+        let read = move |_: &str| Some(saved.clone().into_bytes());
+        let inline = Inline {
+            limit: 30_000,
+            read_saved: &read,
+        };
+        let extra = format!(
+            r#","persistedOutputPath":"{path}","persistedOutputSize":{}"#,
+            whole.len()
+        );
+        let cut: String = whole.chars().take(30_000).collect();
+        let command = "set -o pipefail; cargo test 2>&1 | sqz compress --cmd 'cargo test'";
+        let never = |_: &str, _: &[u8]| -> (EventKind, Vec<u8>) { panic!("compressed twice") };
+        let answer = post_answer(
+            &post_payload(command, &cut, &extra),
+            &inline,
+            &mut Fake(never),
+        );
+        let shown = stdout_of(&answer);
+        let budget = crate::tokens::count(&saved::preview(&whole, path));
+        assert!(crate::tokens::count(&shown) <= budget);
+        assert!(shown.contains("test case_2991 ... FAILED\n"), "{shown}");
+        assert!(shown.contains("of the saved file]"), "{shown}");
+        assert!(
+            !shown.contains("sqz expand"),
+            "nothing of it is stored: {shown}"
+        );
+        // Not saved by the client: sqz's output stands as it is.
+        let answer = post_answer(
+            &post_payload(command, "ok\n", ""),
+            &inline,
+            &mut Fake(never),
+        );
+        assert_eq!(answer.json, "{}");
     }
 
     #[test]

@@ -278,7 +278,10 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
                 "{shown}: allow rules from an older sqz; failing commands go out uncompressed until `sqz init` runs again"
             ));
         }
-        for rule in crate::hook::rewrite::ALLOW_RULES {
+        let rules = crate::hook::rewrite::ALLOW_RULES
+            .into_iter()
+            .chain([crate::hook::rewrite::EXPAND_RULE]);
+        for rule in rules {
             if !allow.contains(&rule) && !old {
                 notes.push(format!("{shown}: allow rule missing: {rule}"));
             }

@@ -36,6 +36,9 @@ function options(argv) {
     throw new Error(`run.mjs: --variant must be baseline, sqz or proxy, not ${out.variant}`);
   if (!["default", "bypassPermissions"].includes(out.mode))
     throw new Error(`run.mjs: --mode must be default or bypassPermissions, not ${out.mode}`);
+  out.trusted ??= "yes";
+  if (!["yes", "no"].includes(out.trusted))
+    throw new Error(`run.mjs: --trusted must be yes or no, not ${out.trusted}`);
   out.sqz = path.resolve(out.sqz);
   out.claude ??= path.join(here, "node_modules", ".bin", "claude");
   out.script ??= path.join(here, "script.json");
@@ -69,14 +72,17 @@ async function main() {
   if (!fs.existsSync(o.claude)) throw new Error(`Claude Code is not installed at ${o.claude}`);
   fs.symlinkSync(o.sqz, path.join(bin, "sqz"));
 
+  const allow = ["Bash(python3:*)", "Bash(sed -i:*)", "Edit"];
+  // A proxy user runs no `sqz init`; the README tells them to allow `sqz expand` themselves.
+  if (o.variant === "proxy") allow.push("Bash(sqz expand:*)");
   fs.writeFileSync(
     path.join(home, ".claude", "settings.json"),
-    JSON.stringify({ permissions: { allow: ["Bash(python3:*)", "Bash(sed -i:*)", "Edit"] } }, null, 2),
+    JSON.stringify({ permissions: { allow } }, null, 2),
   );
-  fs.writeFileSync(
-    path.join(home, ".claude.json"),
-    JSON.stringify({ projects: { [project]: { hasTrustDialogAccepted: true } } }, null, 2),
-  );
+  // Untrusted: the folder was never opened in the interactive client, so Claude Code drops the
+  // project's allow rules (those `sqz init` wrote among them) while it still runs its hooks.
+  const projects = o.trusted === "yes" ? { [project]: { hasTrustDialogAccepted: true } } : {};
+  fs.writeFileSync(path.join(home, ".claude.json"), JSON.stringify({ projects }, null, 2));
   makeProject(project, { home, canary: o.canary });
 
   const env = {
