@@ -788,6 +788,17 @@ mod tests {
         assert_eq!(larger.json, "{}");
     }
 
+    /// The PostToolUse payload of a Bash output the client saved to `path`: its first 30,000
+    /// characters, and the file named.
+    fn saved_payload(command: &str, whole: &str, path: &str) -> String {
+        let extra = format!(
+            r#","persistedOutputPath":"{path}","persistedOutputSize":{}"#,
+            whole.len()
+        );
+        let cut: String = whole.chars().take(30_000).collect();
+        post_payload(command, &cut, &extra)
+    }
+
     /// The numbered output of a long test run: every 97th line fails.
     fn long_run() -> String {
         (1..=4000)
@@ -814,12 +825,7 @@ mod tests {
             limit: 30_000,
             read_saved: &read,
         };
-        let extra = format!(
-            r#","persistedOutputPath":"{path}","persistedOutputSize":{}"#,
-            whole.len()
-        );
-        let cut: String = whole.chars().take(30_000).collect();
-        let payload = post_payload("cargo test", &cut, &extra);
+        let payload = saved_payload("cargo test", &whole, path);
         let budget = crate::tokens::count(&saved::preview(&whole, path));
         // The compressed form does not fit: a digest of the whole output does.
         let answer = post_answer(
@@ -888,15 +894,10 @@ mod tests {
             limit: 30_000,
             read_saved: &read,
         };
-        let extra = format!(
-            r#","persistedOutputPath":"{path}","persistedOutputSize":{}"#,
-            whole.len()
-        );
-        let cut: String = whole.chars().take(30_000).collect();
         let command = "set -o pipefail; cargo test 2>&1 | sqz compress --cmd 'cargo test'";
         let never = |_: &str, _: &[u8]| -> (EventKind, Vec<u8>) { panic!("compressed twice") };
         let answer = post_answer(
-            &post_payload(command, &cut, &extra),
+            &saved_payload(command, &whole, path),
             &inline,
             &mut Fake(never),
         );
