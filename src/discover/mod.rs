@@ -531,7 +531,7 @@ impl<'a> Session<'a> {
             }
         }
         let originals: Vec<&str> = originals.iter().map(String::as_str).collect();
-        self.verify(column, c, &body, &originals, now);
+        self.verify(column, c, &body, &originals, None, now);
         Some(Sent {
             kind: Kind::of_text(&body),
             text,
@@ -566,8 +566,15 @@ impl<'a> Session<'a> {
             Column::Routed => &mut self.routed,
         };
         let served = serve::compress(label, body.as_bytes(), Some(store), false, self.env, now);
+        // What the agent holds of this output from now on, when that is not the output itself
+        // (a near-repeat's delta stands for the new text as sqz served it).
+        let held = store
+            .served(&served.hash)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok());
         let stdout = String::from_utf8_lossy(&served.stdout).into_owned();
-        self.verify(column, c, &stdout, &[body], now);
+        self.verify(column, c, &stdout, &[body], held.as_deref(), now);
         let text = match served.header {
             Some(header) => format!("{}\n{header}", stdout.trim_end_matches('\n')),
             None => stdout,
@@ -580,8 +587,17 @@ impl<'a> Session<'a> {
 
     /// Expands every reference and delta in `body` from the column's store: each must resolve,
     /// a body that is one reference must expand to an original byte for byte, and a delta
-    /// applied to its base must give an original.
-    fn verify(&mut self, column: Column, c: &Call, body: &str, originals: &[&str], now: i64) {
+    /// applied to what the agent was shown of its base must give an original, or `held`, the
+    /// text the agent holds of this output now.
+    fn verify(
+        &mut self,
+        column: Column,
+        c: &Call,
+        body: &str,
+        originals: &[&str],
+        held: Option<&str>,
+        now: i64,
+    ) {
         let mut failures = Vec::new();
         let mut checked = 0;
         let store = match column {
@@ -610,12 +626,13 @@ impl<'a> Session<'a> {
             let head = delta_text.lines().next().unwrap_or("").to_string();
             let outcome = expand::lookup(store, &head, now)
                 .map_err(|e| e.to_string())
-                .and_then(|(_, base)| String::from_utf8(base).map_err(|_| "base not UTF-8".into()))
+                .and_then(|(hash, original)| {
+                    let shown = store.served(&hash).ok().flatten().unwrap_or(original);
+                    String::from_utf8(shown).map_err(|_| "base not UTF-8".into())
+                })
                 .and_then(|base| delta::apply(&base, delta_text))
                 .and_then(|new| {
-                    originals
-                        .iter()
-                        .any(|o| *o == new)
+                    (originals.iter().any(|o| *o == new) || held == Some(new.as_str()))
                         .then_some(())
                         .ok_or_else(|| "applied to its base, it is not the original".to_string())
                 });
