@@ -1,8 +1,8 @@
 //! `sqz discover --replay` through the real binary: on a small transcript in Claude Code's line
 //! shapes written here (a repeated Bash output, an unchanged re-read (the client's stub), old
-//! `N→line` numbering, a compaction between two identical outputs, a file that is not JSON,
-//! and a directory with no transcripts), and on the ten real sessions of four clients kept in
-//! `../shared/sessions`, counted here on their own.
+//! `N→line` numbering, a compaction between two identical outputs, a `<persisted-output>`
+//! preview, a file that is not JSON, and a directory with no transcripts), and on the ten real
+//! sessions of four clients kept in `../shared/sessions`, counted here on their own.
 
 mod common;
 
@@ -248,6 +248,70 @@ fn no_transcripts_is_one_error_line_and_exit_one() {
         "{}",
         without.stderr
     );
+}
+
+/// Lines of made-up words from a fixed sequence: text no stage of sqz can fold.
+fn unfoldable(lines: usize) -> String {
+    let mut x: u64 = 12345;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    };
+    let words: Vec<String> = (0..300)
+        .map(|_| {
+            let len = 2 + next() % 8;
+            (0..len)
+                .map(|_| (b'a' + (next() % 26) as u8) as char)
+                .collect()
+        })
+        .collect();
+    (0..lines)
+        .map(|_| {
+            let n = 3 + next() % 10;
+            let line: Vec<&str> = (0..n).map(|_| words[next() % 300].as_str()).collect();
+            format!("{}\n", line.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_persisted_output_preview_is_the_raw_baseline_and_the_most_the_hook_sends() {
+    let scratch = Scratch::new("discover-preview");
+    let dir = scratch.dir.join("projects");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stdout = unfoldable(1200);
+    assert!(stdout.len() > 50_000);
+    // What Claude Code shows the model of an output it saved to a file: a 2 KB preview.
+    let preview = format!(
+        "<persisted-output>\nOutput too large ({:.1}KB). Full output saved to: /home/u/.claude/projects/p/s/tool-results/b1.txt\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
+        stdout.len() as f64 / 1024.0,
+        &stdout[..2000]
+    );
+    let input = r#"{"command":"./gen-report","description":"report"}"#;
+    let result = format!(
+        r#"{{"stdout":{},"stderr":"","interrupted":false,"isImage":false}}"#,
+        quoted(&stdout)
+    );
+    let transcript = call(0, "b1", "Bash", input, &preview, &result);
+    std::fs::write(dir.join("session.jsonl"), transcript).unwrap();
+    let (v, _) = replay_json(&scratch, &dir);
+    let calls = v.get("calls").and_then(Value::as_array).unwrap();
+    assert_eq!(calls.len(), 1);
+    let c = &calls[0];
+    let raw = sqz::tokens::count(&preview) as u64;
+    assert_eq!(number(c, &["raw"]), raw);
+    // sqz would send the whole output, far more than the preview: the hook leaves it.
+    assert!(sqz::tokens::count(&stdout) as u64 > 10 * raw);
+    assert_eq!(
+        c.get("hook_kind").and_then(Value::as_str),
+        Some("unchanged")
+    );
+    assert_eq!(number(c, &["hook"]), raw);
+    assert!(number(c, &["routed"]) <= raw);
+    assert_eq!(number(&v, &["larger", "hook"]), 0);
+    assert_eq!(number(&v, &["larger", "routed"]), 0);
 }
 
 /// Counts, per session file, the tool calls that got a result, each format read here on its

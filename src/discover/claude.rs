@@ -1,7 +1,9 @@
 //! The Claude Code transcript reader: one JSON object per line. A `tool_use` item of an
 //! assistant line names the call; the `tool_result` item of a later user line carries the text
 //! the model was shown, and the same line's `toolUseResult` the structured result the
-//! PostToolUse hook receives. A `system` line of subtype `compact_boundary` is a compaction.
+//! PostToolUse hook receives. A `system` line of subtype `compact_boundary` is a compaction. A
+//! result the client saved to a file shows the model only a `<persisted-output>` preview: that
+//! preview is the text.
 
 use super::transcript::{json_lines, str_at, timestamp_ms, Call, Event, Transcript};
 use crate::json::Value;
@@ -52,6 +54,7 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
                         call.command = call.input_string("command");
                     }
                     call.text = result_text(item.get("content"));
+                    call.preview = call.text.trim_start().starts_with("<persisted-output>");
                     call.is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
                     // With several results on one line it is unclear whose it is.
                     call.response = (results == 1)
@@ -116,10 +119,28 @@ mod tests {
         assert_eq!((call.tool.as_str(), call.text.as_str()), ("Bash", "a\nb"));
         assert_eq!(call.command.as_deref(), Some("ls"));
         assert_eq!(call.at, Some(1000));
-        assert!(call.response.is_some());
+        assert!(call.response.is_some() && !call.preview);
         assert!(matches!(t.events[1], Event::Compaction(None)));
         let bad = parse("{}\nnot json\n{}\n").err().unwrap();
         assert!(bad.contains("line 2"), "{bad}");
         assert!(parse("{\"type\":\"summary\"}\n").is_err());
+    }
+
+    #[test]
+    fn a_persisted_output_preview_is_the_text() {
+        let preview = "<persisted-output>\nOutput too large (85.4KB). Full output saved to: /p/t.txt\n\nPreview (first 2KB):\nline 1\n...\n</persisted-output>";
+        let text = format!(
+            "{}\n{}\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"seq 99999"}}]}}"#,
+            format_args!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"t1","content":{}}}]}},"toolUseResult":{{"stdout":"1\n2\n3"}}}}"#,
+                crate::json::Value::str(preview).to_compact()
+            )
+        );
+        let t = parse(&text).unwrap();
+        let calls: Vec<&Call> = t.calls().collect();
+        let call = calls[0];
+        assert!(call.preview);
+        assert_eq!(call.text, preview);
     }
 }

@@ -45,7 +45,8 @@ pub enum Kind {
     NearRepeat,
     /// The client's own answer to an unchanged re-read.
     Stub,
-    /// sqz did not change it: a tool no hook sees, a failed call, or the hook answered `{}`.
+    /// sqz did not change it: a tool no hook sees, a failed call, the hook answered `{}`, or
+    /// what sqz would send is larger than the preview the client showed.
     Unchanged,
 }
 
@@ -495,6 +496,13 @@ impl<'a> Session<'a> {
                     }
                     _ => Sent::unchanged(&raw_text),
                 },
+            };
+            // Where the client showed a preview of an output it saved, that preview is all the
+            // model would have read: a hook never sends more.
+            let hook = if c.preview && crate::tokens::count(&hook.text) > raw {
+                Sent::unchanged(&raw_text)
+            } else {
+                hook
             };
             let routed = match self.client.hook {
                 Hook::Claude => self.claude_routed(c, &label, &raw_text, now),

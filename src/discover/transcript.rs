@@ -26,6 +26,8 @@ pub struct Call {
     pub is_error: bool,
     /// Claude Code's `toolUseResult`, what its PostToolUse hook gets as `tool_response`.
     pub response: Option<Value>,
+    /// The text is the client's preview of a larger output it saved to a file.
+    pub preview: bool,
     /// The result's time, in ms since the epoch.
     pub at: Option<i64>,
     pub session_id: String,
@@ -43,6 +45,7 @@ impl Call {
             text: String::new(),
             is_error: false,
             response: None,
+            preview: false,
             at: None,
             session_id: String::new(),
             cwd: String::new(),
