@@ -23,7 +23,8 @@ fn cut(s: &str, n: usize) -> String {
     out
 }
 
-/// The header and one line per tool row, the client's own tool names after it.
+/// The header and one line per row used, then the total; with `names`, each row's tools as
+/// the client names them after it.
 fn rows_table(out: &mut String, first: &str, rows: &[ToolRow], total: &ToolRow, names: bool) {
     out.push_str(&format!(
         "{:<14} {:>6} {:>9} {:>9} {:>7} {:>9} {:>7}\n",
@@ -48,7 +49,13 @@ fn rows_table(out: &mut String, first: &str, rows: &[ToolRow], total: &ToolRow, 
     for t in rows.iter().filter(|t| t.calls > 0) {
         row(out, t);
     }
-    row(out, total);
+    row(
+        out,
+        &ToolRow {
+            names: Vec::new(),
+            ..total.clone()
+        },
+    );
 }
 
 /// The table.
@@ -65,7 +72,7 @@ pub fn text(r: &Report) -> String {
     }
     for client in r.clients.iter().filter(|c| c.files > 0) {
         out.push_str(&format!(
-            "\n{}: {} of {} files; hook: {}\n",
+            "\n{}: {} sessions of {} files; hook: {}\n",
             client.client, client.sessions, client.files, client.hook_says
         ));
         rows_table(&mut out, "tool", &client.tools, &client.total(), true);
