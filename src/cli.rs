@@ -390,8 +390,8 @@ static MCP_PROXY: CommandSpec = CommandSpec {
 static DISCOVER: CommandSpec = CommandSpec {
     name: "discover",
     args: "[PATH…]",
-    summary: "Replay agent transcripts through sqz and report what it would have saved.",
-    about: "PATHs are Claude Code .jsonl transcripts or directories searched for them (default\n~/.claude/projects). Each file is one session in its own throwaway store. Two columns:\nthe hook path (what the installed hooks change) and routed (every result through\ncompress). --replay is required.",
+    summary: "Replay agent sessions through sqz and report what it would have saved.",
+    about: "PATHs are session files (.jsonl, .json) of Claude Code, Codex CLI, Copilot CLI,\nOpenCode or Gemini CLI, told apart by content, or directories searched for them\n(default ~/.claude/projects). Each file is one session in its own throwaway store.\nTwo columns, per client: the hook path (what that client's hooks change) and routed\n(every result through compress). --replay is required.",
     flags: &[
         Flag::switch("replay", "replay every tool result through sqz"),
         Flag::switch("json", "print the report as JSON"),

@@ -1,7 +1,8 @@
-//! `sqz discover --replay` through the real binary, on a small transcript in Claude Code's line
-//! shapes written here: a repeated Bash output, an unchanged re-read (the client's stub), old
-//! `N→line` numbering, a compaction between two identical outputs, a file that is not JSON,
-//! and a directory with no transcripts.
+//! `sqz discover --replay` through the real binary: on a small transcript in Claude Code's line
+//! shapes written here (a repeated Bash output, an unchanged re-read (the client's stub), old
+//! `N→line` numbering, a compaction between two identical outputs, a `<persisted-output>`
+//! preview, a file that is not JSON, and a directory with no transcripts), and on the ten real
+//! sessions of four clients kept in `../shared/sessions`, counted here on their own.
 
 mod common;
 
@@ -66,6 +67,20 @@ fn read(at: u32, id: &str, path: &str, lines: &[String]) -> String {
     call(at, id, "Read", &input, &old.join("\n"), &result)
 }
 
+/// `sqz discover --replay --json PATH`: the report, and what it said on stderr.
+fn replay_json(scratch: &Scratch, path: &Path) -> (Value, String) {
+    let run = sqz(
+        bin(),
+        &scratch.db(),
+        &["discover", "--replay", "--json", path.to_str().unwrap()],
+        b"",
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = json::parse(run.stdout_text().trim()).unwrap();
+    (report, run.stderr)
+}
+
 fn number(v: &Value, path: &[&str]) -> u64 {
     let mut at = v;
     for key in path {
@@ -117,24 +132,15 @@ fn replay_counts_repeats_stubs_compactions_and_skips_bad_files() {
     std::fs::write(dir.join("notes.txt"), "not a transcript").unwrap();
 
     let root = scratch.dir.join("projects");
-    let root = root.to_str().unwrap();
-    let run = sqz(
-        bin(),
-        &scratch.db(),
-        &["discover", "--replay", "--json", root],
-        b"",
-        &[],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let lines: Vec<&str> = run.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let (v, stderr) = replay_json(&scratch, &root);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
     assert!(
         lines[0].starts_with("[sqz] discover: skipped ")
             && lines[0].contains("broken.jsonl: line 2 is not JSON"),
-        "{}",
-        run.stderr
+        "{stderr}"
     );
-    let v = json::parse(run.stdout_text().trim()).unwrap();
+    let root = root.to_str().unwrap();
     assert_eq!(number(&v, &["files"]), 2);
     assert_eq!(number(&v, &["sessions"]), 1);
     assert_eq!(number(&v, &["tool_calls"]), 6);
@@ -165,13 +171,13 @@ fn replay_counts_repeats_stubs_compactions_and_skips_bad_files() {
         .map(|(i, l)| format!("{}\t{l}", i + 1))
         .collect();
     let tabbed = sqz::tokens::count(&tabbed.join("\n")) as u64;
-    let reads = row(v.get("tools").unwrap(), "tool", "Read");
+    let reads = row(v.get("tools").unwrap(), "tool", "read");
     assert_eq!(number(reads, &["calls"]), 3);
     assert_eq!(
         number(reads, &["raw"]),
         2 * tabbed + sqz::tokens::count(sqz::discover::STUB) as u64
     );
-    let bash_row = row(v.get("tools").unwrap(), "tool", "Bash");
+    let bash_row = row(v.get("tools").unwrap(), "tool", "shell");
     assert_eq!(
         number(bash_row, &["raw"]),
         3 * sqz::tokens::count(&listing) as u64
@@ -241,5 +247,241 @@ fn no_transcripts_is_one_error_line_and_exit_one() {
         without.stderr.contains("--replay is required"),
         "{}",
         without.stderr
+    );
+}
+
+/// Lines of made-up words from a fixed sequence: text no stage of sqz can fold.
+fn unfoldable(lines: usize) -> String {
+    let mut x: u64 = 12345;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    };
+    let words: Vec<String> = (0..300)
+        .map(|_| {
+            let len = 2 + next() % 8;
+            (0..len)
+                .map(|_| (b'a' + (next() % 26) as u8) as char)
+                .collect()
+        })
+        .collect();
+    (0..lines)
+        .map(|_| {
+            let n = 3 + next() % 10;
+            let line: Vec<&str> = (0..n).map(|_| words[next() % 300].as_str()).collect();
+            format!("{}\n", line.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_persisted_output_preview_is_the_raw_baseline_and_the_most_the_hook_sends() {
+    let scratch = Scratch::new("discover-preview");
+    let dir = scratch.dir.join("projects");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stdout = unfoldable(1200);
+    assert!(stdout.len() > 50_000);
+    // What Claude Code shows the model of an output it saved to a file: a 2 KB preview.
+    let preview = format!(
+        "<persisted-output>\nOutput too large ({:.1}KB). Full output saved to: /home/u/.claude/projects/p/s/tool-results/b1.txt\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
+        stdout.len() as f64 / 1024.0,
+        &stdout[..2000]
+    );
+    let input = r#"{"command":"./gen-report","description":"report"}"#;
+    let result = format!(
+        r#"{{"stdout":{},"stderr":"","interrupted":false,"isImage":false}}"#,
+        quoted(&stdout)
+    );
+    let transcript = call(0, "b1", "Bash", input, &preview, &result);
+    std::fs::write(dir.join("session.jsonl"), transcript).unwrap();
+    let (v, _) = replay_json(&scratch, &dir);
+    let calls = v.get("calls").and_then(Value::as_array).unwrap();
+    assert_eq!(calls.len(), 1);
+    let c = &calls[0];
+    let raw = sqz::tokens::count(&preview) as u64;
+    assert_eq!(number(c, &["raw"]), raw);
+    // sqz would send the whole output, far more than the preview: the hook leaves it.
+    assert!(sqz::tokens::count(&stdout) as u64 > 10 * raw);
+    assert_eq!(
+        c.get("hook_kind").and_then(Value::as_str),
+        Some("unchanged")
+    );
+    assert_eq!(number(c, &["hook"]), raw);
+    assert!(number(c, &["routed"]) <= raw);
+    assert_eq!(number(&v, &["larger", "hook"]), 0);
+    assert_eq!(number(&v, &["larger", "routed"]), 0);
+}
+
+/// Counts, per session file, the tool calls that got a result, each format read here on its
+/// own terms: Claude Code `tool_result` items answering an earlier `tool_use`; Codex CLI
+/// `…_output` items answering an earlier call; OpenCode tool parts that completed or failed;
+/// Copilot CLI `tool.execution_complete` events answering a `tool.execution_start`.
+fn answered_calls(client: &str, text: &str) -> usize {
+    let lines = || {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| json::parse(l).expect("a JSON line"))
+    };
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut asked = std::collections::HashSet::new();
+    let mut answered = 0;
+    match client {
+        "Claude Code" => {
+            for line in lines() {
+                let items = line
+                    .get("message")
+                    .and_then(|m| m.get("content"))
+                    .and_then(Value::as_array)
+                    .unwrap_or(&[]);
+                for item in items {
+                    match s(item, "type").as_str() {
+                        "tool_use" => {
+                            asked.insert(s(item, "id"));
+                        }
+                        "tool_result" => {
+                            answered += usize::from(asked.remove(&s(item, "tool_use_id")))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        "Codex CLI" => {
+            for line in lines() {
+                let p = line.get("payload").unwrap();
+                let kind = s(p, "type");
+                if kind.ends_with("_call") {
+                    asked.insert(s(p, "call_id"));
+                } else if kind.ends_with("_output") {
+                    answered += usize::from(asked.remove(&s(p, "call_id")));
+                }
+            }
+        }
+        "Copilot CLI" => {
+            for line in lines() {
+                let id = line
+                    .get("data")
+                    .map(|d| s(d, "toolCallId"))
+                    .unwrap_or_default();
+                match s(&line, "type").as_str() {
+                    "tool.execution_start" => {
+                        asked.insert(id);
+                    }
+                    "tool.execution_complete" => answered += usize::from(asked.remove(&id)),
+                    _ => {}
+                }
+            }
+        }
+        "OpenCode" => {
+            let doc = json::parse(text).unwrap();
+            for message in doc.get("messages").and_then(Value::as_array).unwrap() {
+                for part in message.get("parts").and_then(Value::as_array).unwrap() {
+                    let status = part.get("state").map(|st| s(st, "status"));
+                    answered += usize::from(
+                        s(part, "type") == "tool"
+                            && matches!(status.as_deref(), Some("completed" | "error")),
+                    );
+                }
+            }
+        }
+        other => panic!("no count for {other}"),
+    }
+    answered
+}
+
+#[test]
+fn every_session_in_shared_sessions_is_read_with_no_call_larger_and_every_reference_exact() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+        .join("sessions");
+    assert!(
+        root.is_dir(),
+        "{} is missing: the real sessions this test reads live beside the repository",
+        root.display()
+    );
+    // The client of each file, by where SOURCE.md says it came from.
+    let by_dir = [
+        ("claude-code", "Claude Code"),
+        ("codex", "Codex CLI"),
+        ("copilot-cli", "Copilot CLI"),
+        ("opencode", "OpenCode"),
+    ];
+    let mut expected: Vec<(String, &str, usize)> = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "jsonl" || e == "json")
+            {
+                let rel = path.strip_prefix(&root).unwrap();
+                let top = rel.iter().next().unwrap().to_str().unwrap();
+                let client = by_dir.iter().find(|(d, _)| *d == top).unwrap().1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                let name = path.display().to_string();
+                expected.push((name, client, answered_calls(client, &text)));
+            }
+        }
+    }
+    assert_eq!(expected.len(), 10, "{expected:?}");
+
+    let scratch = Scratch::new("discover-sessions");
+    let (v, stderr) = replay_json(&scratch, &root);
+    assert_eq!(stderr, "", "no file is skipped");
+    assert_eq!(number(&v, &["files"]), 10);
+    assert_eq!(number(&v, &["sessions"]), 10);
+    assert_eq!(v.get("skipped").and_then(Value::as_array).unwrap().len(), 0);
+
+    let calls = v.get("calls").and_then(Value::as_array).unwrap();
+    for (file, client, count) in &expected {
+        let of_file: Vec<&Value> = calls
+            .iter()
+            .filter(|c| c.get("file").and_then(Value::as_str) == Some(file.as_str()))
+            .collect();
+        assert_eq!(of_file.len(), *count, "{file}");
+        assert!(*count > 0, "{file}");
+        for c in of_file {
+            assert_eq!(
+                c.get("client").and_then(Value::as_str),
+                Some(*client),
+                "{file}"
+            );
+            assert!(number(c, &["hook"]) <= number(c, &["raw"]), "{file}: {c}");
+            assert!(number(c, &["routed"]) <= number(c, &["raw"]), "{file}: {c}");
+        }
+    }
+    let clients = v.get("clients").unwrap();
+    for (_, client) in by_dir {
+        let want: usize = expected
+            .iter()
+            .filter(|(_, c, _)| *c == client)
+            .map(|(_, _, n)| n)
+            .sum();
+        let report = row(clients, "client", client);
+        let files = expected.iter().filter(|(_, c, _)| *c == client).count();
+        assert_eq!(number(report, &["sessions"]), files as u64, "{client}");
+        assert_eq!(number(report, &["total", "calls"]), want as u64, "{client}");
+        // The hook column changes something for every client.
+        assert!(
+            number(report, &["total", "hook"]) < number(report, &["total", "raw"]),
+            "{client}"
+        );
+    }
+    let total: usize = expected.iter().map(|(_, _, n)| n).sum();
+    assert_eq!(number(&v, &["tool_calls"]), total as u64);
+    assert_eq!(number(&v, &["larger", "hook"]), 0);
+    assert_eq!(number(&v, &["larger", "routed"]), 0);
+    assert!(number(&v, &["expanded", "checked"]) > 100);
+    assert_eq!(
+        number(&v, &["expanded", "failed"]),
+        0,
+        "{}",
+        v.get("expanded").unwrap()
     );
 }

@@ -1,38 +1,18 @@
 //! The Claude Code transcript reader: one JSON object per line. A `tool_use` item of an
 //! assistant line names the call; the `tool_result` item of a later user line carries the text
 //! the model was shown, and the same line's `toolUseResult` the structured result the
-//! PostToolUse hook receives. A `system` line of subtype `compact_boundary` is a compaction.
+//! PostToolUse hook receives. A `system` line of subtype `compact_boundary` is a compaction. A
+//! result the client saved to a file shows the model only a `<persisted-output>` preview: that
+//! preview is the text.
 
-use crate::json::{self, Value};
+use super::transcript::{json_lines, str_at, timestamp_ms, Call, Event, Transcript};
+use crate::json::Value;
 use std::collections::HashMap;
 
-/// One thing that happened in a session, in file order.
-pub enum Event {
-    Call(Call),
-    /// A context compaction, at the line's time if it has one.
-    Compaction(Option<i64>),
-}
-
-/// One tool call and its result.
-pub struct Call {
-    pub tool: String,
-    pub id: String,
-    pub input: Value,
-    /// The tool_result text: the string, or the text items joined with "\n".
-    pub text: String,
-    pub is_error: bool,
-    /// `toolUseResult`, when the line has one (it may be a string on errors).
-    pub response: Option<Value>,
-    /// The result line's `timestamp`, in ms since the epoch.
-    pub at: Option<i64>,
-    pub session_id: String,
-    pub cwd: String,
-}
-
-/// A transcript's events, and how many calls never got a result.
-pub struct Transcript {
-    pub events: Vec<Event>,
-    pub unanswered: usize,
+/// Whether one line is Claude Code's: a user or assistant line with its `message`.
+pub fn claims(line: &Value) -> bool {
+    matches!(str_at(line, "type"), "user" | "assistant")
+        && line.get("message").and_then(Value::as_object).is_some()
 }
 
 /// Reads one transcript. `Err` is why the file is not one: a line that is not JSON (a last
@@ -41,17 +21,8 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
     let mut uses: HashMap<String, (String, Value)> = HashMap::new();
     let mut events = Vec::new();
     let mut recognised = false;
-    let mut lines = text.split('\n').enumerate().peekable();
-    while let Some((n, line)) = lines.next() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value = match json::parse(line) {
-            Ok(v) => v,
-            Err(_) if lines.peek().is_none() => break,
-            Err(e) => return Err(format!("line {} is not JSON ({e})", n + 1)),
-        };
-        let str_of = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+    for (_, value) in json_lines(text)? {
+        let str_of = |k: &str| str_at(&value, k);
         match str_of("type") {
             "assistant" | "user" => recognised = true,
             "system" if str_of("subtype") == "compact_boundary" => {
@@ -69,32 +40,30 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
         for item in items {
             match kind_of(item) {
                 "tool_use" => {
-                    let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
                     let input = item.get("input").cloned().unwrap_or_else(Value::object);
-                    uses.insert(field("id").to_string(), (field("name").to_string(), input));
+                    let (id, name) = (str_at(item, "id"), str_at(item, "name"));
+                    uses.insert(id.to_string(), (name.to_string(), input));
                 }
                 "tool_result" => {
-                    let id = item
-                        .get("tool_use_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
+                    let id = str_at(item, "tool_use_id");
                     let Some((tool, input)) = uses.remove(id) else {
                         continue;
                     };
-                    events.push(Event::Call(Call {
-                        tool,
-                        id: id.to_string(),
-                        input,
-                        text: result_text(item.get("content")),
-                        is_error: item.get("is_error").and_then(Value::as_bool) == Some(true),
-                        // With several results on one line it is unclear whose it is.
-                        response: (results == 1)
-                            .then(|| value.get("toolUseResult").cloned())
-                            .flatten(),
-                        at: timestamp_ms(str_of("timestamp")),
-                        session_id: str_of("sessionId").to_string(),
-                        cwd: str_of("cwd").to_string(),
-                    }));
+                    let mut call = Call::new(&tool, id, input);
+                    if tool == "Bash" {
+                        call.command = call.input_string("command");
+                    }
+                    call.text = result_text(item.get("content"));
+                    call.preview = call.text.trim_start().starts_with("<persisted-output>");
+                    call.is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
+                    // With several results on one line it is unclear whose it is.
+                    call.response = (results == 1)
+                        .then(|| value.get("toolUseResult").cloned())
+                        .flatten();
+                    call.at = timestamp_ms(str_of("timestamp"));
+                    call.session_id = str_of("sessionId").to_string();
+                    call.cwd = str_of("cwd").to_string();
+                    events.push(Event::Call(Box::new(call)));
                 }
                 _ => {}
             }
@@ -110,7 +79,7 @@ pub fn parse(text: &str) -> Result<Transcript, String> {
 }
 
 fn kind_of(item: &Value) -> &str {
-    item.get("type").and_then(Value::as_str).unwrap_or("")
+    str_at(item, "type")
 }
 
 /// The text of a tool_result's `content`: a string, or its text items joined with "\n".
@@ -127,75 +96,9 @@ fn result_text(content: Option<&Value>) -> String {
     }
 }
 
-/// `2026-02-12T10:11:12.345Z` (or with a `±HH:MM` offset) in ms since the epoch.
-pub fn timestamp_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
-        return None;
-    }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut at = 19;
-    let mut millis = 0;
-    if b.get(at) == Some(&b'.') {
-        at += 1;
-        let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
-        let frac = &s[at..at + digits];
-        millis = format!("{frac:0<3}").get(..3)?.parse().ok()?;
-        at += digits;
-    }
-    let offset_min = match b.get(at) {
-        None | Some(b'Z') | Some(b'z') => 0,
-        Some(&sign @ (b'+' | b'-')) => {
-            let h = num(at + 1, 2)?;
-            let m = num(at + 4, 2).or_else(|| num(at + 3, 2)).unwrap_or(0);
-            let total = h * 60 + m;
-            if sign == b'+' {
-                total
-            } else {
-                -total
-            }
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_min * 60;
-    Some(secs * 1000 + millis)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(timestamp_ms("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(
-            timestamp_ms("2026-02-12T10:11:12.345Z"),
-            Some(1_770_891_072_345)
-        );
-        assert_eq!(
-            timestamp_ms("2026-02-12T11:11:12.3+01:00"),
-            Some(1_770_891_072_300)
-        );
-        assert_eq!(timestamp_ms("yesterday"), None);
-    }
 
     #[test]
     fn results_meet_their_calls_and_a_cut_last_line_is_ignored() {
@@ -209,17 +112,35 @@ mod tests {
             r#"{"type":"user","mess"#,
         );
         let t = parse(text).unwrap();
+        let calls: Vec<&Call> = t.calls().collect();
         assert_eq!(t.unanswered, 1);
         assert_eq!(t.events.len(), 2);
-        let Event::Call(call) = &t.events[0] else {
-            panic!()
-        };
+        let call = calls[0];
         assert_eq!((call.tool.as_str(), call.text.as_str()), ("Bash", "a\nb"));
+        assert_eq!(call.command.as_deref(), Some("ls"));
         assert_eq!(call.at, Some(1000));
-        assert!(call.response.is_some());
+        assert!(call.response.is_some() && !call.preview);
         assert!(matches!(t.events[1], Event::Compaction(None)));
         let bad = parse("{}\nnot json\n{}\n").err().unwrap();
         assert!(bad.contains("line 2"), "{bad}");
         assert!(parse("{\"type\":\"summary\"}\n").is_err());
+    }
+
+    #[test]
+    fn a_persisted_output_preview_is_the_text() {
+        let preview = "<persisted-output>\nOutput too large (85.4KB). Full output saved to: /p/t.txt\n\nPreview (first 2KB):\nline 1\n...\n</persisted-output>";
+        let text = format!(
+            "{}\n{}\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"seq 99999"}}]}}"#,
+            format_args!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"t1","content":{}}}]}},"toolUseResult":{{"stdout":"1\n2\n3"}}}}"#,
+                crate::json::Value::str(preview).to_compact()
+            )
+        );
+        let t = parse(&text).unwrap();
+        let calls: Vec<&Call> = t.calls().collect();
+        let call = calls[0];
+        assert!(call.preview);
+        assert_eq!(call.text, preview);
     }
 }

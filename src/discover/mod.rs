@@ -1,23 +1,33 @@
-//! `sqz discover --replay`: every tool result of agent transcripts, in order, through sqz in a
-//! throwaway store per session, counted against what a current client shows the model. Two
-//! columns: the hook path (what the installed Claude Code hooks change) and routed (every result
-//! through `compress`, as an MCP proxy would see it). Every reference and delta either column
-//! served is expanded again and compared byte for byte. Nothing here prints: `cmd/discover.rs`
-//! does, from the `Report`.
+//! `sqz discover --replay`: every tool result of agent sessions (Claude Code, Codex CLI,
+//! Copilot CLI, OpenCode, Gemini CLI; each file's client told by its content), in order, through
+//! sqz in a throwaway store per session, counted against what the client showed the model. Two
+//! columns: the hook path (what that client's installed hooks change, per `clients::CLIENTS`)
+//! and routed (every result through `compress`, as an MCP proxy would see it). Every reference
+//! and delta either column served is expanded again and checked. Nothing here prints:
+//! `cmd/discover.rs` does, from the `Report`.
 
 pub mod claude;
+pub mod clients;
+pub mod codex;
+pub mod copilot;
+pub mod gemini;
+mod hooks;
+pub mod opencode;
 pub mod report;
+pub mod transcript;
 
 use crate::engine::delta;
 use crate::env::Env;
 use crate::error::Error;
-use crate::hook::claude::{post_answer, pre_answer, Inline};
-use crate::json::{self, Value};
+use crate::json::Value;
 use crate::serve::{self, expand, Live};
 use crate::store::{EventKind, Store};
-use claude::{Call, Event};
+pub use clients::Row;
+use clients::{Client, Hook, CLIENTS};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use transcript::{Call, Event};
 
 /// What current Claude Code answers a Read of an unchanged file with the same range.
 pub const STUB: &str =
@@ -25,11 +35,6 @@ pub const STUB: &str =
 
 /// The replay clock for lines without a timestamp: call i at START + 1000·i.
 const CLOCK_START: i64 = 1_000_000_000_000;
-
-/// The tool rows, in order; every other tool counts as `other`.
-pub const TOOLS: [&str; 8] = [
-    "Bash", "Read", "Grep", "Glob", "Edit", "Write", "Task", "other",
-];
 
 /// What a call came out as in one column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +45,8 @@ pub enum Kind {
     NearRepeat,
     /// The client's own answer to an unchanged re-read.
     Stub,
-    /// sqz did not change it: a tool no hook sees, a failed call, or the hook answered `{}`.
+    /// sqz did not change it: a tool no hook sees, a failed call, the hook answered `{}`, or
+    /// what sqz would send is larger than the preview the client showed.
     Unchanged,
 }
 
@@ -115,7 +121,7 @@ pub struct Tally {
     pub out: usize,
 }
 
-/// One tool's row.
+/// One row's sums, and the client's own names of the tools in it, in order of first use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolRow {
     pub tool: &'static str,
@@ -123,11 +129,64 @@ pub struct ToolRow {
     pub raw: usize,
     pub hook: usize,
     pub routed: usize,
+    pub names: Vec<String>,
+}
+
+impl ToolRow {
+    fn add(&mut self, other: &ToolRow) {
+        self.calls += other.calls;
+        self.raw += other.raw;
+        self.hook += other.hook;
+        self.routed += other.routed;
+        for name in &other.names {
+            if !self.names.contains(name) {
+                self.names.push(name.clone());
+            }
+        }
+    }
+}
+
+/// The rows' sum, named `name`.
+fn sum<'a>(name: &'static str, rows: impl IntoIterator<Item = &'a ToolRow>) -> ToolRow {
+    let mut total = ToolRow {
+        tool: name,
+        ..ToolRow::default()
+    };
+    rows.into_iter().for_each(|r| total.add(r));
+    total
+}
+
+fn empty_rows() -> Vec<ToolRow> {
+    Row::ALL
+        .iter()
+        .map(|row| ToolRow {
+            tool: row.name(),
+            ..ToolRow::default()
+        })
+        .collect()
+}
+
+/// One client's share of the replay.
+pub struct ClientReport {
+    pub client: &'static str,
+    pub hook_says: &'static str,
+    /// Files recognised as this client's sessions, and those replayed.
+    pub files: usize,
+    pub sessions: usize,
+    /// One per `Row`, in order.
+    pub tools: Vec<ToolRow>,
+}
+
+impl ClientReport {
+    pub fn total(&self) -> ToolRow {
+        sum("total", &self.tools)
+    }
 }
 
 /// A call whose sqz version cost more tokens than the raw result.
 pub struct Larger {
     pub column: Column,
+    pub client: &'static str,
     pub file: String,
     pub tool: String,
     pub label: String,
@@ -137,8 +196,10 @@ pub struct Larger {
 
 /// One call as both columns served it.
 pub struct CallRow {
+    pub client: &'static str,
     pub file: String,
     pub tool: String,
+    pub row: Row,
     pub label: String,
     pub raw: usize,
     pub hook: usize,
@@ -150,6 +211,7 @@ pub struct CallRow {
 /// A reference or delta that did not expand to what it stands for.
 pub struct Failure {
     pub column: Column,
+    pub client: &'static str,
     pub file: String,
     pub tool: String,
     pub label: String,
@@ -159,7 +221,8 @@ pub struct Failure {
 
 /// Everything a replay found.
 pub struct Report {
-    /// Transcript files found.
+    /// Session files found (a `.json` file found in a directory counts only when its content
+    /// is a known client's session).
     pub files: usize,
     /// Files replayed (the others are in `skipped`, with the reason).
     pub sessions: usize,
@@ -168,10 +231,11 @@ pub struct Report {
     pub compactions: usize,
     /// Tool calls with no result in the file.
     pub unanswered: usize,
-    /// Results without `toolUseResult` (subagent transcripts): the PostToolUse hook is given
-    /// no `tool_response` for them, so it leaves them as they are.
+    /// Claude Code results without `toolUseResult` (subagent transcripts): the PostToolUse
+    /// hook is given no `tool_response` for them, so it leaves them as they are.
     pub without_tool_use_result: usize,
-    pub tools: Vec<ToolRow>,
+    /// One per client in `CLIENTS`, in order.
+    pub clients: Vec<ClientReport>,
     pub hook_kinds: Vec<(Kind, Tally)>,
     pub routed_kinds: Vec<(Kind, Tally)>,
     pub larger: Vec<Larger>,
@@ -183,21 +247,24 @@ pub struct Report {
 }
 
 impl Report {
-    fn new(files: usize) -> Report {
+    fn new() -> Report {
         let kinds = || Kind::ALL.iter().map(|k| (*k, Tally::default())).collect();
         Report {
-            files,
+            files: 0,
             sessions: 0,
             skipped: Vec::new(),
             calls: 0,
             compactions: 0,
             unanswered: 0,
             without_tool_use_result: 0,
-            tools: TOOLS
+            clients: CLIENTS
                 .iter()
-                .map(|tool| ToolRow {
-                    tool,
-                    ..ToolRow::default()
+                .map(|c| ClientReport {
+                    client: c.name,
+                    hook_says: c.hook_says,
+                    files: 0,
+                    sessions: 0,
+                    tools: empty_rows(),
                 })
                 .collect(),
             hook_kinds: kinds(),
@@ -209,25 +276,30 @@ impl Report {
         }
     }
 
-    /// The sum of the tool rows.
+    /// The tool rows summed over every client.
+    pub fn tools(&self) -> Vec<ToolRow> {
+        let mut rows = empty_rows();
+        for client in &self.clients {
+            for (row, theirs) in rows.iter_mut().zip(&client.tools) {
+                row.add(theirs);
+            }
+        }
+        rows
+    }
+
+    /// The sum of every call.
     pub fn total(&self) -> ToolRow {
-        self.tools.iter().fold(
-            ToolRow {
-                tool: "total",
-                ..ToolRow::default()
-            },
-            |mut t, r| {
-                t.calls += r.calls;
-                t.raw += r.raw;
-                t.hook += r.hook;
-                t.routed += r.routed;
-                t
-            },
-        )
+        sum("total", &self.tools())
+    }
+
+    fn client(&mut self, name: &str) -> &mut ClientReport {
+        let at = self.clients.iter().position(|c| c.client == name);
+        &mut self.clients[at.expect("every client has a report")]
     }
 }
 
-/// The `.jsonl` files `paths` name, directories searched recursively, sorted by path.
+/// The `.jsonl` and `.json` files `paths` name, directories searched recursively, sorted by
+/// path.
 pub fn transcripts(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack: Vec<PathBuf> = paths.to_vec();
@@ -236,7 +308,7 @@ pub fn transcripts(paths: &[PathBuf]) -> Vec<PathBuf> {
             if let Ok(entries) = std::fs::read_dir(&path) {
                 stack.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
             }
-        } else if path.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+        } else if path.is_file() && (is_ext(&path, "jsonl") || is_ext(&path, "json")) {
             found.push(path);
         }
     }
@@ -245,29 +317,54 @@ pub fn transcripts(paths: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
+fn is_ext(path: &Path, ext: &str) -> bool {
+    path.extension().is_some_and(|e| e == ext)
+}
+
 /// Replays each file as its own session, with its own throwaway stores under `scratch`
 /// (removed after each session).
 pub fn replay(files: &[PathBuf], env: &Env, scratch: &Path) -> Result<Report, Error> {
-    let mut report = Report::new(files.len());
+    let mut report = Report::new();
     for (i, file) in files.iter().enumerate() {
         let name = file.display().to_string();
-        let transcript = std::fs::read(file)
+        let text = std::fs::read(file)
             .map_err(|e| e.to_string())
-            .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_string()))
-            .and_then(|text| claude::parse(&text));
-        let transcript = match transcript {
+            .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_string()));
+        let text = match text {
+            Ok(text) => text,
+            Err(reason) => {
+                report.files += 1;
+                report.skipped.push((name, reason));
+                continue;
+            }
+        };
+        let Some(client) = clients::detect(&text) else {
+            // Any JSON document may sit beside sessions; only a `.jsonl` file is taken for one.
+            if is_ext(file, "jsonl") {
+                report.files += 1;
+                let names: Vec<&str> = CLIENTS.iter().map(|c| c.name).collect();
+                let reason = format!("no line of a known session ({})", names.join(", "));
+                report.skipped.push((name, reason));
+            }
+            continue;
+        };
+        report.files += 1;
+        report.client(client.name).files += 1;
+        let transcript = match (client.read)(&text) {
             Ok(t) => t,
             Err(reason) => {
+                let reason = format!("{reason} (a {} session)", client.name);
                 report.skipped.push((name, reason));
                 continue;
             }
         };
         let dir = scratch.join(format!("session-{i}"));
-        let replayed = Session::open(&dir, env, name, &transcript, &mut report)
+        let replayed = Session::open(&dir, env, client, name, &transcript.events, &mut report)
             .map(|mut session| session.run(&transcript.events));
         let _ = std::fs::remove_dir_all(&dir);
         replayed?;
         report.sessions += 1;
+        report.client(client.name).sessions += 1;
         report.unanswered += transcript.unanswered;
     }
     Ok(report)
@@ -276,11 +373,12 @@ pub fn replay(files: &[PathBuf], env: &Env, scratch: &Path) -> Result<Report, Er
 /// One session being replayed.
 struct Session<'a> {
     env: &'a Env,
+    client: &'static Client,
     file: String,
     hook: Store,
     routed: Store,
     clock: i64,
-    /// The last Read text of each (path, offset, limit) the client still holds.
+    /// The last Read text of each (path, offset, limit) Claude Code still holds.
     reads: HashMap<(String, String, String), String>,
     report: &'a mut Report,
 }
@@ -291,15 +389,25 @@ struct Sent {
     kind: Kind,
 }
 
+impl Sent {
+    fn unchanged(raw_text: &str) -> Sent {
+        Sent {
+            text: raw_text.to_string(),
+            kind: Kind::Unchanged,
+        }
+    }
+}
+
 impl<'a> Session<'a> {
     fn open(
         dir: &Path,
         env: &'a Env,
+        client: &'static Client,
         file: String,
-        transcript: &claude::Transcript,
+        events: &[Event],
         report: &'a mut Report,
     ) -> Result<Session<'a>, Error> {
-        let first = transcript.events.iter().find_map(|e| match e {
+        let first = events.iter().find_map(|e| match e {
             Event::Call(c) => c.at,
             Event::Compaction(at) => *at,
         });
@@ -311,6 +419,7 @@ impl<'a> Session<'a> {
         };
         Ok(Session {
             env,
+            client,
             file,
             hook: open("hook.db")?,
             routed: open("routed.db")?,
@@ -346,17 +455,25 @@ impl<'a> Session<'a> {
         }
     }
 
+    fn is_claude(&self) -> bool {
+        matches!(self.client.hook, Hook::Claude)
+    }
+
     fn call(&mut self, c: &Call, now: i64) {
-        let is_read = c.tool == "Read" && !c.is_error;
+        let row = self.client.row(&c.tool);
+        let claude = self.is_claude();
+        let is_read = claude && c.tool == "Read" && !c.is_error;
         let raw_text = if is_read {
             renumber(&c.text)
         } else {
             c.text.clone()
         };
         let path = input_str(c, "file_path").to_string();
-        let label = label(c);
+        let label = label(c, claude);
         self.report.calls += 1;
-        self.report.without_tool_use_result += usize::from(c.response.is_none());
+        if claude {
+            self.report.without_tool_use_result += usize::from(c.response.is_none());
+        }
         let (raw, hook, routed) = if is_read && self.unchanged_reread(c, &path, &raw_text) {
             let stub = |kind| Sent {
                 text: STUB.to_string(),
@@ -368,37 +485,57 @@ impl<'a> Session<'a> {
                 stub(Kind::Stub),
             )
         } else {
-            let hook = self.hook_path(c, &raw_text, now);
-            let routed = self.routed(c, &label, &raw_text, now);
-            (crate::tokens::count(&raw_text), hook, routed)
+            let raw = crate::tokens::count(&raw_text);
+            let hook = match self.client.hook {
+                Hook::Claude => self.claude_hook(c, &raw_text, now),
+                Hook::Shell { tools, frame } => match &c.command {
+                    Some(command)
+                        if tools.contains(&c.tool.as_str()) && hooks::shell_rewrites(command) =>
+                    {
+                        self.framed(Column::Hook, c, frame, command, &raw_text, now)
+                    }
+                    _ => Sent::unchanged(&raw_text),
+                },
+            };
+            // Where the client showed a preview of an output it saved, that preview is all the
+            // model would have read: a hook never sends more.
+            let hook = if c.preview && crate::tokens::count(&hook.text) > raw {
+                Sent::unchanged(&raw_text)
+            } else {
+                hook
+            };
+            let routed = match self.client.hook {
+                Hook::Claude => self.claude_routed(c, &label, &raw_text, now),
+                Hook::Shell { frame, .. } if row == Row::Shell => {
+                    self.framed(Column::Routed, c, frame, &label, &raw_text, now)
+                }
+                Hook::Shell { .. } => self.compressed(Column::Routed, c, &label, &raw_text, now),
+            };
+            (raw, hook, routed)
         };
-        if matches!(c.tool.as_str(), "Edit" | "Write" | "MultiEdit") && !c.is_error {
+        if claude && matches!(c.tool.as_str(), "Edit" | "Write" | "MultiEdit") && !c.is_error {
             self.reads.retain(|key, _| key.0 != path);
         }
+        self.count(c, row, label, raw, hook, routed);
+    }
+
+    /// Adds one call to the report.
+    fn count(&mut self, c: &Call, row: Row, label: String, raw: usize, hook: Sent, routed: Sent) {
         let (hook_out, routed_out) = (
             crate::tokens::count(&hook.text),
             crate::tokens::count(&routed.text),
         );
+        let client = self.client.name;
         let report = &mut *self.report;
-        report.each.push(CallRow {
-            file: self.file.clone(),
-            tool: c.tool.clone(),
-            label: label.clone(),
-            raw,
-            hook: hook_out,
-            hook_kind: hook.kind,
-            routed: routed_out,
-            routed_kind: routed.kind,
-        });
-        let row = TOOLS
-            .iter()
-            .position(|t| *t == c.tool)
-            .unwrap_or(TOOLS.len() - 1);
-        let row = &mut report.tools[row];
-        row.calls += 1;
-        row.raw += raw;
-        row.hook += hook_out;
-        row.routed += routed_out;
+        let tools = &mut report.client(client).tools;
+        let sums = &mut tools[Row::ALL.iter().position(|r| *r == row).unwrap_or(0)];
+        sums.calls += 1;
+        sums.raw += raw;
+        sums.hook += hook_out;
+        sums.routed += routed_out;
+        if !sums.names.contains(&c.tool) {
+            sums.names.push(c.tool.clone());
+        }
         for (column, sent, out) in [
             (Column::Hook, &hook, hook_out),
             (Column::Routed, &routed, routed_out),
@@ -415,6 +552,7 @@ impl<'a> Session<'a> {
             if out > raw {
                 report.larger.push(Larger {
                     column,
+                    client,
                     file: self.file.clone(),
                     tool: c.tool.clone(),
                     label: label.clone(),
@@ -423,9 +561,21 @@ impl<'a> Session<'a> {
                 });
             }
         }
+        report.each.push(CallRow {
+            client,
+            file: self.file.clone(),
+            tool: c.tool.clone(),
+            row,
+            label,
+            raw,
+            hook: hook_out,
+            hook_kind: hook.kind,
+            routed: routed_out,
+            routed_kind: routed.kind,
+        });
     }
 
-    /// Whether the client would answer this Read with `STUB`: the same path and range as an
+    /// Whether Claude Code would answer this Read with `STUB`: the same path and range as an
     /// earlier Read it still holds (no Edit or Write of the path, no compaction since), with the
     /// same content. Remembers this Read otherwise.
     fn unchanged_reread(&mut self, c: &Call, path: &str, text: &str) -> bool {
@@ -438,17 +588,12 @@ impl<'a> Session<'a> {
         false
     }
 
-    /// What the installed hooks send for this call.
-    fn hook_path(&mut self, c: &Call, raw_text: &str, now: i64) -> Sent {
-        let unchanged = || Sent {
-            text: raw_text.to_string(),
-            kind: Kind::Unchanged,
-        };
+    /// What Claude Code's installed hooks send for this call.
+    fn claude_hook(&mut self, c: &Call, raw_text: &str, now: i64) -> Sent {
+        let unchanged = || Sent::unchanged(raw_text);
         match c.tool.as_str() {
             "Bash" => {
-                // As installed by `sqz init`, with its allow rules in effect.
-                let pre = pre_answer(&payload(c, "PreToolUse"), |_| true);
-                if pre.rewrote() {
+                if hooks::claude_pre_rewrites(c) {
                     self.rewritten(c, raw_text, now).unwrap_or_else(unchanged)
                 } else if c.is_error {
                     // PostToolUseFailure cannot replace the output.
@@ -498,33 +643,20 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// The PostToolUse hook, `sqz hook claude-post`, on the column's store; `None` when it
-    /// answers `{}`.
+    /// Claude Code's PostToolUse hook, `sqz hook claude-post`, on the column's store; `None`
+    /// when it answers `{}`.
     fn post(&mut self, column: Column, c: &Call, now: i64) -> Option<Sent> {
         let store = match column {
             Column::Hook => &mut self.hook,
             Column::Routed => &mut self.routed,
         };
-        // A transcript keeps no file the client saved a long output to.
-        let inline = Inline {
-            limit: self.env.bash_max_output_length,
-            read_saved: &|_| None,
+        let mut live = Live {
+            store: Some(store),
+            env: self.env,
+            now,
         };
-        let answer = post_answer(
-            &payload(c, "PostToolUse"),
-            &inline,
-            &mut Live {
-                store: Some(store),
-                env: self.env,
-                now,
-            },
-        );
-        if !answer.rewrote() {
-            return None;
-        }
-        let value = json::parse(&answer.json).ok()?;
-        let updated = value.get("hookSpecificOutput")?.get("updatedToolOutput")?;
-        let (text, body) = render(&c.tool, updated)?;
+        let updated = hooks::claude_post(c, self.env, &mut live)?;
+        let (text, body) = render(&c.tool, &updated)?;
         let original = c.response.as_ref().and_then(|r| render(&c.tool, r));
         let mut originals: Vec<String> = original.into_iter().map(|(_, b)| b).collect();
         // A Read of lines that stop before the end of the file is those lines, each with its
@@ -535,18 +667,18 @@ impl<'a> Session<'a> {
             }
         }
         let originals: Vec<&str> = originals.iter().map(String::as_str).collect();
-        self.verify(column, c, &body, &originals, now);
+        self.verify(column, c, &body, &originals, None, now);
         Some(Sent {
             kind: Kind::of_text(&body),
             text,
         })
     }
 
-    /// Every result through sqz. A file read goes the way sqz serves file reads (the MCP read
-    /// tool and the post hook share it: ranged references, deltas, what the agent wrote), and
-    /// Write and Edit tell it what the agent wrote; every other result, Write's and Edit's own
-    /// messages included, goes through `compress` as an MCP proxy would see it.
-    fn routed(&mut self, c: &Call, label: &str, raw_text: &str, now: i64) -> Sent {
+    /// Every Claude Code result through sqz. A file read goes the way sqz serves file reads
+    /// (the MCP read tool and the post hook share it: ranged references, deltas, what the agent
+    /// wrote), and Write and Edit tell it what the agent wrote; every other result, Write's and
+    /// Edit's own messages included, goes through `compress` as an MCP proxy would see it.
+    fn claude_routed(&mut self, c: &Call, label: &str, raw_text: &str, now: i64) -> Sent {
         match c.tool.as_str() {
             "Read" if !c.is_error && c.response.is_some() => {
                 self.post(Column::Routed, c, now).unwrap_or_else(|| Sent {
@@ -562,6 +694,25 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// A shell result whose command's own output (the part `frame` finds) went through
+    /// `compress`, the client's wrapper around it as it was.
+    fn framed(
+        &mut self,
+        column: Column,
+        c: &Call,
+        frame: fn(&str) -> Range<usize>,
+        label: &str,
+        text: &str,
+        now: i64,
+    ) -> Sent {
+        let body = frame(text);
+        let sent = self.compressed(column, c, label, &text[body.clone()], now);
+        Sent {
+            text: format!("{}{}{}", &text[..body.start], sent.text, &text[body.end..]),
+            kind: sent.kind,
+        }
+    }
+
     /// `body` through `compress` in the column's store, its references checked; what the
     /// model sees is stdout and the header line (stderr) after it.
     fn compressed(&mut self, column: Column, c: &Call, label: &str, body: &str, now: i64) -> Sent {
@@ -570,8 +721,15 @@ impl<'a> Session<'a> {
             Column::Routed => &mut self.routed,
         };
         let served = serve::compress(label, body.as_bytes(), Some(store), false, self.env, now);
+        // What the agent holds of this output from now on, when that is not the output itself
+        // (a near-repeat's delta stands for the new text as sqz served it).
+        let held = store
+            .served(&served.hash)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok());
         let stdout = String::from_utf8_lossy(&served.stdout).into_owned();
-        self.verify(column, c, &stdout, &[body], now);
+        self.verify(column, c, &stdout, &[body], held.as_deref(), now);
         let text = match served.header {
             Some(header) => format!("{}\n{header}", stdout.trim_end_matches('\n')),
             None => stdout,
@@ -584,8 +742,17 @@ impl<'a> Session<'a> {
 
     /// Expands every reference and delta in `body` from the column's store: each must resolve,
     /// a body that is one reference must expand to an original byte for byte, and a delta
-    /// applied to its base must give an original.
-    fn verify(&mut self, column: Column, c: &Call, body: &str, originals: &[&str], now: i64) {
+    /// applied to what the agent was shown of its base must give an original, or `held`, the
+    /// text the agent holds of this output now.
+    fn verify(
+        &mut self,
+        column: Column,
+        c: &Call,
+        body: &str,
+        originals: &[&str],
+        held: Option<&str>,
+        now: i64,
+    ) {
         let mut failures = Vec::new();
         let mut checked = 0;
         let store = match column {
@@ -614,12 +781,13 @@ impl<'a> Session<'a> {
             let head = delta_text.lines().next().unwrap_or("").to_string();
             let outcome = expand::lookup(store, &head, now)
                 .map_err(|e| e.to_string())
-                .and_then(|(_, base)| String::from_utf8(base).map_err(|_| "base not UTF-8".into()))
+                .and_then(|(hash, original)| {
+                    let shown = store.served(&hash).ok().flatten().unwrap_or(original);
+                    String::from_utf8(shown).map_err(|_| "base not UTF-8".into())
+                })
                 .and_then(|base| delta::apply(&base, delta_text))
                 .and_then(|new| {
-                    originals
-                        .iter()
-                        .any(|o| *o == new)
+                    (originals.iter().any(|o| *o == new) || held == Some(new.as_str()))
                         .then_some(())
                         .ok_or_else(|| "applied to its base, it is not the original".to_string())
                 });
@@ -628,12 +796,14 @@ impl<'a> Session<'a> {
             }
         }
         self.report.checked += checked;
+        let label = label(c, self.is_claude());
         for (token, reason) in failures {
             self.report.failures.push(Failure {
                 column,
+                client: self.client.name,
                 file: self.file.clone(),
                 tool: c.tool.clone(),
-                label: label(c),
+                label: label.clone(),
                 token,
                 reason,
             });
@@ -650,34 +820,19 @@ fn input_str<'c>(c: &'c Call, key: &str) -> &'c str {
     c.input.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The label a routed result goes to `compress` with.
-fn label(c: &Call) -> String {
+/// The label a result goes to `compress` with: a shell call's command, else the tool's name.
+fn label(c: &Call, claude: bool) -> String {
+    if let Some(command) = &c.command {
+        return command.clone();
+    }
     match c.tool.as_str() {
-        "Bash" => input_str(c, "command").to_string(),
         // A Read's text is the file with its lines numbered, as `cat -n` prints it: labelled so,
         // it is a file read (source stays verbatim; its line ranges are slices).
-        "Read" => format!("cat -n {}", input_str(c, "file_path")),
+        "Read" if claude => format!("cat -n {}", input_str(c, "file_path")),
         // Grep and Glob answers read as the listings they are, as the post hook reads them.
-        "Grep" | "Glob" => crate::hook::claude_files::listing_label(&c.tool, &c.input),
+        "Grep" | "Glob" if claude => hooks::listing_label(c),
         tool => tool.to_string(),
     }
-}
-
-/// The hook payload for this call, as Claude Code sends it.
-fn payload(c: &Call, event: &str) -> String {
-    let mut p = Value::object();
-    p.set("session_id", Value::str(&c.session_id));
-    p.set("cwd", Value::str(&c.cwd));
-    p.set("hook_event_name", Value::str(event));
-    p.set("tool_name", Value::str(&c.tool));
-    p.set("tool_input", c.input.clone());
-    if event == "PostToolUse" {
-        if let Some(response) = &c.response {
-            p.set("tool_response", response.clone());
-        }
-    }
-    p.set("tool_use_id", Value::str(&c.id));
-    p.to_compact()
 }
 
 /// A structured tool result as the model sees it, and the part of it that may hold a

@@ -1,7 +1,7 @@
 //! A replay's report as a table for people and as JSON for scripts (the schema is in the
 //! README, under `sqz discover`, and only grows).
 
-use super::{Column, Kind, Report, Tally, ToolRow};
+use super::{ClientReport, Column, Kind, Report, Tally, ToolRow};
 use crate::json::Value;
 
 /// How many calls larger than raw the table lists.
@@ -23,6 +23,41 @@ fn cut(s: &str, n: usize) -> String {
     out
 }
 
+/// The header and one line per row used, then the total; with `names`, each row's tools as
+/// the client names them after it.
+fn rows_table(out: &mut String, first: &str, rows: &[ToolRow], total: &ToolRow, names: bool) {
+    out.push_str(&format!(
+        "{:<14} {:>6} {:>9} {:>9} {:>7} {:>9} {:>7}\n",
+        first, "calls", "raw", "hook", "saved", "routed", "saved"
+    ));
+    let row = |out: &mut String, t: &ToolRow| {
+        let line = format!(
+            "{:<14} {:>6} {:>9} {:>9} {:>7} {:>9} {:>7}",
+            t.tool,
+            t.calls,
+            t.raw,
+            t.hook,
+            pct(t.raw, t.hook),
+            t.routed,
+            pct(t.raw, t.routed)
+        );
+        match names && !t.names.is_empty() {
+            true => out.push_str(&format!("{line}   {}\n", cut(&t.names.join(", "), 48))),
+            false => out.push_str(&format!("{line}\n")),
+        }
+    };
+    for t in rows.iter().filter(|t| t.calls > 0) {
+        row(out, t);
+    }
+    row(
+        out,
+        &ToolRow {
+            names: Vec::new(),
+            ..total.clone()
+        },
+    );
+}
+
 /// The table.
 pub fn text(r: &Report) -> String {
     let mut out = format!(
@@ -31,30 +66,29 @@ pub fn text(r: &Report) -> String {
     );
     if r.without_tool_use_result > 0 || r.unanswered > 0 {
         out.push_str(&format!(
-            "({} results without toolUseResult, so the PostToolUse hook gets no tool_response for them; {} calls without a result)\n",
+            "({} Claude Code results without toolUseResult, so the PostToolUse hook gets no tool_response for them; {} calls without a result)\n",
             r.without_tool_use_result, r.unanswered
         ));
     }
-    out.push_str(&format!(
-        "\n{:<14} {:>6} {:>9} {:>9} {:>7} {:>9} {:>7}\n",
-        "tool", "calls", "raw", "hook", "saved", "routed", "saved"
-    ));
-    let row = |out: &mut String, t: &ToolRow| {
+    for client in r.clients.iter().filter(|c| c.files > 0) {
         out.push_str(&format!(
-            "{:<14} {:>6} {:>9} {:>9} {:>7} {:>9} {:>7}\n",
-            t.tool,
-            t.calls,
-            t.raw,
-            t.hook,
-            pct(t.raw, t.hook),
-            t.routed,
-            pct(t.raw, t.routed)
-        ))
-    };
-    for t in r.tools.iter().filter(|t| t.calls > 0) {
-        row(&mut out, t);
+            "\n{}: {} sessions of {} files; hook: {}\n",
+            client.client, client.sessions, client.files, client.hook_says
+        ));
+        rows_table(&mut out, "tool", &client.tools, &client.total(), true);
     }
-    row(&mut out, &r.total());
+    let per_client: Vec<ToolRow> = r
+        .clients
+        .iter()
+        .map(|c| ToolRow {
+            tool: c.client,
+            ..c.total()
+        })
+        .collect();
+    out.push_str("\nall clients\n");
+    rows_table(&mut out, "client", &per_client, &r.total(), false);
+    out.push('\n');
+    rows_table(&mut out, "tool", &r.tools(), &r.total(), false);
     out.push_str(&format!(
         "\n{:<14} {:>6} {:>9} {:>9} {:>7}   {:>6} {:>9} {:>9} {:>7}\n",
         "kind", "hook", "raw", "out", "saved", "routed", "raw", "out", "saved"
@@ -84,8 +118,9 @@ pub fn text(r: &Report) -> String {
     ));
     for l in r.larger.iter().take(LISTED) {
         out.push_str(&format!(
-            "  {:<6} {:<8} {:>6} → {:<6} {}\n",
+            "  {:<6} {:<12} {:<8} {:>6} → {:<6} {}\n",
             l.column.name(),
+            l.client,
             l.tool,
             l.raw,
             l.out,
@@ -151,6 +186,21 @@ fn tool(t: &ToolRow) -> Value {
         ("raw", n(t.raw)),
         ("hook", n(t.hook)),
         ("routed", n(t.routed)),
+        (
+            "names",
+            Value::Array(t.names.iter().map(|s| Value::str(s)).collect()),
+        ),
+    ])
+}
+
+fn client(c: &ClientReport) -> Value {
+    object(&[
+        ("client", Value::str(c.client)),
+        ("hook_rule", Value::str(c.hook_says)),
+        ("files", n(c.files)),
+        ("sessions", n(c.sessions)),
+        ("tools", Value::Array(c.tools.iter().map(tool).collect())),
+        ("total", tool(&c.total())),
     ])
 }
 
@@ -158,9 +208,15 @@ fn tool(t: &ToolRow) -> Value {
 pub fn json(r: &Report) -> String {
     let count = |c: Column| n(r.larger.iter().filter(|l| l.column == c).count());
     // Where a call is, then what is said about it.
-    let call = |column: Column, file: &str, tool: &str, label: &str, rest: [(&str, Value); 2]| {
+    let call = |column: Column,
+                client: &str,
+                file: &str,
+                tool: &str,
+                label: &str,
+                rest: [(&str, Value); 2]| {
         let mut o = object(&[
             ("column", Value::str(column.name())),
+            ("client", Value::str(client)),
             ("file", Value::str(file)),
             ("tool", Value::str(tool)),
             ("label", Value::str(label)),
@@ -175,7 +231,7 @@ pub fn json(r: &Report) -> String {
         .iter()
         .map(|l| {
             let said = [("raw", n(l.raw)), ("out", n(l.out))];
-            call(l.column, &l.file, &l.tool, &l.label, said)
+            call(l.column, l.client, &l.file, &l.tool, &l.label, said)
         })
         .collect();
     let failures = r
@@ -186,7 +242,7 @@ pub fn json(r: &Report) -> String {
                 ("token", Value::str(&f.token)),
                 ("reason", Value::str(&f.reason)),
             ];
-            call(f.column, &f.file, &f.tool, &f.label, said)
+            call(f.column, f.client, &f.file, &f.tool, &f.label, said)
         })
         .collect();
     let each = r
@@ -194,8 +250,10 @@ pub fn json(r: &Report) -> String {
         .iter()
         .map(|c| {
             object(&[
+                ("client", Value::str(c.client)),
                 ("file", Value::str(&c.file)),
                 ("tool", Value::str(&c.tool)),
+                ("row", Value::str(c.row.name())),
                 ("label", Value::str(&c.label)),
                 ("raw", n(c.raw)),
                 ("hook", n(c.hook)),
@@ -218,7 +276,11 @@ pub fn json(r: &Report) -> String {
         ("compactions", n(r.compactions)),
         ("unanswered", n(r.unanswered)),
         ("without_tool_use_result", n(r.without_tool_use_result)),
-        ("tools", Value::Array(r.tools.iter().map(tool).collect())),
+        (
+            "clients",
+            Value::Array(r.clients.iter().map(client).collect()),
+        ),
+        ("tools", Value::Array(r.tools().iter().map(tool).collect())),
         ("total", tool(&r.total())),
         (
             "kinds",
