@@ -393,17 +393,13 @@ fn bash_output(stdout: &str, stderr: &str) -> Answer {
     Answer::changed(answer::specific("PostToolUse", "updatedToolOutput", output))
 }
 
-/// What the model is shown for a compressed output: the served text with the header line
-/// after it (a reference or delta says there what it stands for), or `None` when sqz left the
-/// output as it was.
+/// What the model is shown for a compressed output: the header line, then the served text, or
+/// `None` when sqz left the output as it was. The header comes first so that a reference or a
+/// delta is read after the note that says what it stands for, and a delta runs to the end.
 fn shown(served: &Served) -> Option<String> {
     let header = served.header.as_deref()?;
-    let mut text = String::from_utf8(served.stdout.clone()).ok()?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(header);
-    Some(text)
+    let text = std::str::from_utf8(&served.stdout).ok()?;
+    Some(format!("{header}\n{text}"))
 }
 
 /// The hash `sqz expand` takes for the whole output, when the output was stored.
@@ -726,7 +722,7 @@ mod tests {
         );
         assert_eq!(
             stdout_of(&answer),
-            "a long line of output that repeats x20\n[sqz] 3/9 tokens · sqz expand 0123456789ab"
+            "[sqz] 3/9 tokens · sqz expand 0123456789ab\na long line of output that repeats x20\n"
         );
     }
 
@@ -744,10 +740,8 @@ mod tests {
             }),
         );
         let shown = stdout_of(&answer);
-        assert!(
-            shown.starts_with("§ref:0123456789abcdef§\n[sqz]"),
-            "{shown}"
-        );
+        assert!(shown.starts_with("[sqz] 3/9 tokens"), "{shown}");
+        assert!(shown.ends_with("\n§ref:0123456789abcdef§\n"), "{shown}");
     }
 
     #[test]
@@ -873,7 +867,7 @@ mod tests {
         );
         assert_eq!(
             stdout_of(&small),
-            "4000 tests, 4 failed\n[sqz] 3/9 tokens · sqz expand 0123456789ab"
+            "[sqz] 3/9 tokens · sqz expand 0123456789ab\n4000 tests, 4 failed\n"
         );
         // A saved file sqz cannot read leaves the client's preview.
         let unread = post_answer(
