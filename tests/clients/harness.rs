@@ -547,7 +547,7 @@ pub fn compare(
         total_without += a;
         total_with += b;
     }
-    eprint!("{table}{client} total {total_without} -> {total_with} tokens\n");
+    eprintln!("{table}{client} total {total_without} -> {total_with} tokens");
     (total_without, total_with)
 }
 
