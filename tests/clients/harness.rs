@@ -389,7 +389,12 @@ impl Scratch {
             "# Invoices\n\nRounding rules for invoice lines.\n",
         )
         .unwrap();
-        std::fs::write(p.join(".gitignore"), ".env\n__pycache__/\n").unwrap();
+        // What the clients and `sqz init` add to a project stays out of `git status`.
+        std::fs::write(
+            p.join(".gitignore"),
+            ".env\n__pycache__/\n.opencode/\nopencode.json\n.github/\n",
+        )
+        .unwrap();
         let big = p.join("generated");
         std::fs::create_dir_all(&big).unwrap();
         for n in 0..4_000 {
