@@ -135,8 +135,9 @@ impl Backend for Lazy<'_> {
 /// How long a Gemini replacement file is kept: the client reads it right after the hook answers.
 const REPLACEMENT_KEPT_SECS: u64 = 24 * 60 * 60;
 
-/// Writes a Gemini replacement (named by its hash, so a repeat is the same file), and removes
-/// the ones older than a day beside it.
+/// Writes a Gemini replacement (named by its hash, so a repeat is the same file) through a
+/// temporary file and a rename, so the client never reads half of one while a parallel call
+/// writes it, and removes the ones older than a day beside it.
 fn write_replacement(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(path);
     std::fs::create_dir_all(dir)?;
@@ -152,7 +153,13 @@ fn write_replacement(path: &std::path::Path, text: &str) -> std::io::Result<()> 
             }
         }
     }
-    std::fs::write(path, text)
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// `sqz hook precompact`: the agent is about to compact its context, so nothing served before
