@@ -288,7 +288,7 @@ static HOOK: CommandSpec = CommandSpec {
     name: "hook",
     args: "CLIENT",
     summary: "Answer one agent client's hook, which never blocks the command.",
-    about: "precompact: mark everything served so far as no longer in context (Claude Code\nPreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI BeforeTool on run_shell_command. copilot: Copilot CLI preToolUse.\nopencode: {\"command\": …} in, {\"command\": …} out, for the OpenCode plugin.\nOn anything unexpected the command runs as written.",
+    about: "precompact: mark everything served so far as no longer in context (Claude Code\nPreCompact), so no earlier output is referenced again.\nclaude: Claude Code PreToolUse on Bash; rewrites a command so its output is compressed.\nclaude-post: Claude Code PostToolUse on Bash; compresses output the rewrite left alone.\ngemini: Gemini CLI AfterTool on run_shell_command. copilot: Copilot CLI postToolUse on bash.\nopencode: {\"command\": …, \"output\": …} in, {\"output\": …} out, for the OpenCode plugin.\nOn anything unexpected the command runs as written.",
     flags: &[],
 };
 
@@ -311,7 +311,7 @@ static RESUME: CommandSpec = CommandSpec {
 static PRINT_OPENCODE_PLUGIN: CommandSpec = CommandSpec {
     name: "print-opencode-plugin",
     args: "",
-    summary: "Print the OpenCode plugin, which asks sqz hook opencode about each bash command.",
+    summary: "Print the OpenCode plugin, which asks sqz hook opencode about each bash output.",
     about: "Save it as ~/.config/opencode/plugins/sqz.ts.",
     flags: &[],
 };

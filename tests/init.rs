@@ -351,12 +351,14 @@ fn only_and_skip_select_clients() {
         .contains("sqz hook claude"));
     let (_, _, code) = t.sqz(&["init", "--global", "--only", "copilot,opencode"]);
     assert_eq!(code, 0);
-    assert!(t
-        .read("home/.copilot/hooks/sqz.json")
-        .contains("\"bash\": \"sqz hook copilot\""));
-    assert!(t
-        .read("home/.config/opencode/plugins/sqz.ts")
-        .contains("tool.execute.before"));
+    let copilot = json(&t.read("home/.copilot/hooks/sqz.json"));
+    assert_eq!(
+        copilot.to_compact(),
+        r#"{"version":1,"hooks":{"postToolUse":[{"type":"command","bash":"sqz hook copilot","timeoutSec":30}]}}"#
+    );
+    let plugin = t.read("home/.config/opencode/plugins/sqz.ts");
+    assert!(plugin.contains("tool.execute.after"), "{plugin}");
+    assert!(!plugin.contains("tool.execute.before"), "{plugin}");
     let opencode = json(&t.read("home/.config/opencode/opencode.json"));
     assert_eq!(
         opencode
@@ -370,6 +372,98 @@ fn only_and_skip_select_clients() {
     let (_, err, code) = t.sqz(&["init", "--only", "vscode"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown client 'vscode'"), "{err}");
+}
+
+/// What `sqz init --global` wrote for Gemini, Copilot and OpenCode before the after-tool hooks:
+/// command rewrites that made the clients ask.
+const OLD_GEMINI: &str = r#"{
+  "theme": "GitHub",
+  "hooks": {
+    "AfterTool": [
+      {"matcher": "write_file", "hooks": [{"type": "command", "command": "fmt-hook"}]}
+    ],
+    "BeforeTool": [
+      {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "sqz hook gemini"}]}
+    ]
+  }
+}
+"#;
+const OLD_COPILOT: &str = r#"{
+  "version": 1,
+  "hooks": {
+    "preToolUse": [
+      {
+        "type": "command",
+        "bash": "sqz hook copilot",
+        "timeoutSec": 30
+      }
+    ]
+  }
+}
+"#;
+const OLD_OPENCODE: &str =
+    "// sqz:begin \u{2014} written by `sqz init`; `sqz uninstall` removes this file.\n\
+import { spawnSync } from \"node:child_process\";\n\
+export const SqzPlugin = async () => ({ \"tool.execute.before\": async () => {} });\n";
+
+#[test]
+fn an_install_with_command_rewrites_moves_to_the_after_tool_hooks() {
+    let t = Tree::new("migrate");
+    t.write("home/.gemini/settings.json", OLD_GEMINI);
+    t.write("home/.copilot/hooks/sqz.json", OLD_COPILOT);
+    t.write("home/.config/opencode/plugins/sqz.ts", OLD_OPENCODE);
+    let row = |out: &str, client: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{client} ")))
+            .unwrap_or_else(|| panic!("no {client} row in\n{out}"))
+            .to_string()
+    };
+    let (out, _, _) = t.sqz(&["doctor", "--global"]);
+    assert!(
+        out.contains("stale BeforeTool hook `sqz hook gemini`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("copilot/hooks/sqz.json: differs from what sqz writes"),
+        "{out}"
+    );
+
+    let (out, err, code) = t.sqz(&["init", "--global", "--only", "gemini,copilot,opencode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let gemini = json(&t.read("home/.gemini/settings.json"));
+    let hooks = gemini.get("hooks").unwrap();
+    assert!(hooks.get("BeforeTool").is_none(), "{}", hooks.to_compact());
+    assert_eq!(
+        hooks.get("AfterTool").unwrap().to_compact(),
+        r#"[{"matcher":"write_file","hooks":[{"type":"command","command":"fmt-hook"}]},{"matcher":"run_shell_command","hooks":[{"type":"command","command":"sqz hook gemini"}]}]"#
+    );
+    assert_eq!(gemini.get("theme").unwrap().as_str(), Some("GitHub"));
+    let copilot = t.read("home/.copilot/hooks/sqz.json");
+    assert!(
+        copilot.contains("postToolUse") && !copilot.contains("preToolUse"),
+        "{copilot}"
+    );
+    let plugin = t.read("home/.config/opencode/plugins/sqz.ts");
+    assert!(plugin.contains("tool.execute.after") && !plugin.contains("tool.execute.before"));
+    let (out, _, _) = t.sqz(&["doctor", "--global"]);
+    for client in ["gemini", "copilot"] {
+        assert!(
+            row(&out, client).starts_with(&format!("{client:<9} yes ")),
+            "{out}"
+        );
+    }
+    assert!(!out.contains("stale"), "{out}");
+
+    // Uninstall takes out exactly what init added: the user's own hook and theme stay.
+    let (out, err, code) = t.sqz(&["uninstall", "--global", "--only", "gemini,copilot,opencode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        json(&t.read("home/.gemini/settings.json")).to_compact(),
+        json(GEMINI_SETTINGS).to_compact()
+    );
+    assert!(!t.home().join(".copilot/hooks/sqz.json").exists());
+    assert!(!t.home().join(".config/opencode/plugins/sqz.ts").exists());
+    assert!(t.home().join(".copilot").is_dir() && t.home().join(".config/opencode").is_dir());
 }
 
 #[test]

@@ -6,8 +6,9 @@ use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::Result;
 use crate::hook::answer::{Answer, NO_CHANGE};
-use crate::hook::{claude, copilot, gemini, opencode, rewrite, Client};
-use crate::serve::Live;
+use crate::hook::{claude, copilot, gemini, opencode, Client};
+use crate::serve::{Backend, Live};
+use crate::store::Store;
 use std::io::Read;
 
 /// The largest payload read; a larger one is answered as if it were unreadable.
@@ -62,13 +63,7 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
             .rules_in_effect()
         }),
         Client::ClaudePost => {
-            let now = now_ms();
-            let mut store = crate::serve::open_store(env, now).ok().map(|(s, _)| s);
-            let mut backend = Live {
-                store: store.as_mut(),
-                env,
-                now,
-            };
+            let mut backend = Lazy::new(env);
             let ceiling = env.max_input_mb.saturating_mul(1 << 20);
             let read_saved = |path: &str| read_bounded(std::path::Path::new(path), ceiling);
             let inline = claude::Inline {
@@ -77,9 +72,18 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
             };
             claude::post_answer(payload, &inline, &mut backend)
         }
-        Client::Gemini => gemini::respond(payload, rewrite::decide),
-        Client::Copilot => copilot::respond(payload, rewrite::decide),
-        Client::OpenCode => opencode::respond(payload, rewrite::decide),
+        Client::Gemini => {
+            let mut backend = Lazy::new(env);
+            match gemini::respond(payload, &mut backend) {
+                gemini::Reply::Now(answer) => answer,
+                gemini::Reply::Write { path, text } => match write_replacement(&path, &text) {
+                    Ok(()) => gemini::tail_call(&path),
+                    Err(e) => Answer::bad(&format!("cannot write {}: {e}", path.display())),
+                },
+            }
+        }
+        Client::Copilot => copilot::respond(payload, &mut Lazy::new(env)),
+        Client::OpenCode => opencode::respond(payload, &mut Lazy::new(env)),
         Client::PreCompact => Answer::unchanged(),
     }
 }
@@ -94,6 +98,84 @@ fn read_bounded(path: &std::path::Path, ceiling: u64) -> Option<Vec<u8>> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(ceiling + 1).read_to_end(&mut bytes).ok()?;
     (bytes.len() as u64 <= ceiling).then_some(bytes)
+}
+
+/// The store as a `Backend`, opened on the first output to compress: a payload that is bad or
+/// left alone writes nothing.
+struct Lazy<'a> {
+    env: &'a Env,
+    now: i64,
+    store: Option<Option<Store>>,
+}
+
+impl<'a> Lazy<'a> {
+    fn new(env: &'a Env) -> Lazy<'a> {
+        Lazy {
+            env,
+            now: now_ms(),
+            store: None,
+        }
+    }
+
+    fn live(&mut self) -> Live<'_> {
+        let (env, now) = (self.env, self.now);
+        let store = self
+            .store
+            .get_or_insert_with(|| crate::serve::open_store(env, now).ok().map(|(s, _)| s));
+        Live {
+            store: store.as_mut(),
+            env,
+            now,
+        }
+    }
+}
+
+impl Backend for Lazy<'_> {
+    fn compress(&mut self, label: &str, body: &[u8]) -> crate::serve::Served {
+        self.live().compress(label, body)
+    }
+
+    fn compress_whole(&mut self, label: &str, body: &[u8]) -> crate::serve::Served {
+        self.live().compress_whole(label, body)
+    }
+
+    fn lossless(&mut self, item: &crate::serve::read::Lossless) -> crate::serve::read::Shown {
+        self.live().lossless(item)
+    }
+
+    fn agent_wrote(&mut self, path: &str, text: &str) {
+        self.live().agent_wrote(path, text)
+    }
+}
+
+/// How long a Gemini replacement file is kept: the client reads it right after the hook answers.
+const REPLACEMENT_KEPT_SECS: u64 = 24 * 60 * 60;
+
+/// Writes a Gemini replacement (named by its hash, so a repeat is the same file) through a
+/// temporary file and a rename, so the client never reads half of one while a parallel call
+/// writes it, and removes the ones older than a day beside it.
+fn write_replacement(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(path);
+    std::fs::create_dir_all(dir)?;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let old = std::time::Duration::from_secs(REPLACEMENT_KEPT_SECS);
+        for entry in entries.flatten() {
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > old));
+            if stale && entry.path().extension().is_some_and(|e| e == "txt") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// `sqz hook precompact`: the agent is about to compact its context, so nothing served before

@@ -84,17 +84,3 @@ impl Answer {
             .then(|| format!("[sqz] hook {client}: command runs as written: {why}"))
     }
 }
-
-/// The fake analysis the hook tests use: `git status` is rewritten to a known string,
-/// everything else is left as written.
-#[cfg(test)]
-pub fn test_decide(command: &str) -> crate::hook::rewrite::Decision {
-    use crate::hook::rewrite::Decision;
-    if command == "git status" {
-        Decision::Rewrite("REWRITTEN git status".into())
-    } else if command.trim().is_empty() {
-        Decision::Leave("empty command")
-    } else {
-        Decision::Leave("fake: left")
-    }
-}

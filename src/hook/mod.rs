@@ -2,6 +2,7 @@
 //! blocks the agent: on bad input it answers so the client goes on unchanged, and says why.
 //! Reading the payload and printing the answer is `cmd/hook.rs`'s job.
 
+pub mod after;
 pub mod answer;
 pub mod claude;
 pub mod claude_files;
@@ -20,11 +21,11 @@ pub enum Client {
     ClaudePost,
     /// Claude Code PreCompact.
     PreCompact,
-    /// Gemini CLI BeforeTool on run_shell_command.
+    /// Gemini CLI AfterTool on run_shell_command.
     Gemini,
-    /// Copilot CLI preToolUse.
+    /// Copilot CLI postToolUse on bash.
     Copilot,
-    /// The OpenCode plugin's question.
+    /// The OpenCode plugin's question after a bash call.
     OpenCode,
 }
 

@@ -25,6 +25,11 @@ pub fn open_store(env: &Env, now: i64) -> Result<(Store, Option<String>), Error>
 pub trait Backend {
     /// Compresses one command's output and records it, as `compress` does.
     fn compress(&mut self, label: &str, body: &[u8]) -> Served;
+    /// `compress` with no reference, slice or delta to an earlier output: for a client that
+    /// shows the result with no note beside it, so a repeat must come out whole again.
+    fn compress_whole(&mut self, label: &str, body: &[u8]) -> Served {
+        self.compress(label, body)
+    }
     /// Serves a text that must reach the agent whole or as a stand-in (a file read).
     fn lossless(&mut self, item: &read::Lossless) -> read::Shown;
     /// Records text the agent produced itself (a Write, or a file as its Edit left it): the
@@ -49,6 +54,10 @@ impl Backend for Live<'_> {
             self.env,
             self.now,
         )
+    }
+
+    fn compress_whole(&mut self, label: &str, body: &[u8]) -> Served {
+        compress_unreferenced(label, body, self.store.as_deref_mut(), self.env, self.now)
     }
 
     fn lossless(&mut self, item: &read::Lossless) -> read::Shown {

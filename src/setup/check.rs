@@ -2,7 +2,7 @@
 //! and not duplicated, and which scopes `--fix` should hand back to init. It reads only.
 
 use super::clients::{changes, found, tier, Scope, CLIENTS};
-use super::edit::{count_hooks, find_block, is_ours, Change};
+use super::edit::{count_hooks, find_block, is_ours, Change, GEMINI_HOOK};
 use super::plan::{plan, read, Outcome};
 use crate::env::Env;
 use crate::error::Result;
@@ -229,9 +229,15 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             ("PreCompact", "sqz hook precompact"),
             ("SessionStart", "sqz resume"),
         ],
-        "gemini" => &[("BeforeTool", "sqz hook gemini")],
+        "gemini" => &[(GEMINI_HOOK.0, GEMINI_HOOK.2)],
         _ => &[],
     };
+    if client == "gemini" && count_hooks(doc, "BeforeTool", GEMINI_HOOK.2) > 0 {
+        notes.push(format!(
+            "{shown}: stale BeforeTool hook `{}` (a rewrite the client asks about; run sqz init)",
+            GEMINI_HOOK.2
+        ));
+    }
     for (event, command) in hooks {
         match count_hooks(doc, event, command) {
             0 => notes.push(format!("{shown}: no {event} hook `{command}`")),

@@ -341,7 +341,9 @@ fn copilot_hooks() -> String {
     hook.set("bash", Value::str("sqz hook copilot"));
     hook.set("timeoutSec", Value::int(30));
     let mut hooks = Value::object();
-    hooks.set("preToolUse", Value::Array(vec![hook]));
+    // After the tool ran: Copilot shows the model the hook's `modifiedResult`, and the command
+    // runs as written (a `preToolUse` rewrite was judged by the client's allow rules).
+    hooks.set("postToolUse", Value::Array(vec![hook]));
     let mut doc = Value::object();
     doc.set("version", Value::int(1));
     doc.set("hooks", hooks);

@@ -272,17 +272,20 @@ pub(super) fn claude_mcp_unapprove(doc: &mut Value) -> bool {
     removed
 }
 
+/// Gemini's hook: `AfterTool` on the shell tool. Installs made before it had a `BeforeTool`
+/// rewrite, which made the client ask and append a notice; it is removed.
+pub(super) const GEMINI_HOOK: (&str, &str, &str) =
+    ("AfterTool", "run_shell_command", "sqz hook gemini");
+
 pub(super) fn gemini_add(doc: &mut Value) -> Merged {
-    ensure_hook(
-        doc,
-        "BeforeTool",
-        Some("run_shell_command"),
-        "sqz hook gemini",
-    )
+    remove_hooks(doc, "BeforeTool", is_ours);
+    let (event, matcher, command) = GEMINI_HOOK;
+    ensure_hook(doc, event, Some(matcher), command)
 }
 
 pub(super) fn gemini_remove(doc: &mut Value) -> bool {
-    remove_hooks(doc, "BeforeTool", is_ours)
+    let before = remove_hooks(doc, "BeforeTool", is_ours);
+    remove_hooks(doc, GEMINI_HOOK.0, is_ours) || before
 }
 
 pub(super) fn opencode_add(doc: &mut Value) -> Merged {
@@ -399,6 +402,33 @@ mod tests {
         let with = with_block(text, BEGIN_MD, END_MD, "body\n");
         assert_eq!(with_block(&with, BEGIN_MD, END_MD, "body\n"), with);
         assert_eq!(without_block(&with, BEGIN_MD, END_MD).unwrap(), text);
+    }
+
+    #[test]
+    fn gemini_moves_an_old_rewrite_to_after_tool_and_back_out() {
+        let mine = r#"{"hooks":{"BeforeTool":[{"matcher":"write_file","hooks":[{"type":"command","command":"lint"}]}]},"ui":{"theme":"x"}}"#;
+        let original = json::parse(mine).unwrap();
+        let mut old = original.clone();
+        ensure_hook(
+            &mut old,
+            "BeforeTool",
+            Some("run_shell_command"),
+            "sqz hook gemini",
+        )
+        .unwrap();
+        let mut doc = old.clone();
+        gemini_add(&mut doc).unwrap();
+        assert_eq!(
+            doc.to_compact(),
+            r#"{"hooks":{"BeforeTool":[{"matcher":"write_file","hooks":[{"type":"command","command":"lint"}]}],"AfterTool":[{"matcher":"run_shell_command","hooks":[{"type":"command","command":"sqz hook gemini"}]}]},"ui":{"theme":"x"}}"#
+        );
+        let once = doc.clone();
+        gemini_add(&mut doc).unwrap();
+        assert_eq!(doc, once);
+        assert!(gemini_remove(&mut doc));
+        assert_eq!(doc, original);
+        assert!(gemini_remove(&mut old));
+        assert_eq!(old, original);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The hook targets: one per client payload `sqz hook CLIENT` reads, each driving the client's
-//! handler as `cmd/hook.rs` does. Commands come from the hook shape tests and the fixtures,
-//! mutated inside real payload shapes as well as with them. A rewrite must run the original
-//! command verbatim and label it with the command, quoted.
+//! handler as `cmd/hook.rs` does. Claude Code's PreToolUse gets commands from the hook shape
+//! tests and the fixtures, mutated inside real payload shapes as well as with them; a rewrite
+//! must run the original command verbatim and label it with the command, quoted. The after-tool
+//! hooks (Claude Code's PostToolUse, Gemini, Copilot, OpenCode) get fixture outputs; a
+//! replacement must be recoverable and keep what the client wrote after the output.
 
 use super::engine::{case, Engine};
 use super::targets::string;
@@ -126,39 +128,63 @@ fn claude_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
     .into_bytes()
 }
 
-fn gemini_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+/// An engine case (`LABEL\nOUTPUT`) as its command and output.
+fn split_case(case: &[u8]) -> (String, String) {
+    match memchr::memchr(b'\n', case) {
+        Some(at) => (lossy(&case[..at]), lossy(&case[at + 1..])),
+        None => (lossy(case), String::new()),
+    }
+}
+
+/// Gemini CLI's AfterTool on `run_shell_command`, the output laid out as 0.61 lays it.
+fn gemini_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
+    let (command, output) = split_case(case);
+    let exit = ["", "\nExit Code: 1", "\nExit Code: 1\nSignal: SIGTERM"][rng.usize(..3)];
+    let content = format!(
+        "<untrusted_context>\nOutput: {}{exit}\nProcess Group PGID: 77\n</untrusted_context>",
+        output.replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
+    );
     format!(
-        r#"{{"session_id":"s1","transcript_path":"/tmp/t.json","cwd":"/repo","hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z","tool_name":"run_shell_command","tool_input":{{"command":{},"description":"Show status","dir_path":"sub","is_background":{}}},"mcp_context":null,"original_request_name":"run_shell_command"}}"#,
-        string(&lossy(command)),
-        rng.u8(..4) == 0
+        r#"{{"session_id":"s1","transcript_path":"/home/u/.gemini/tmp/proj/chats/session-1.jsonl","cwd":"/repo","hook_event_name":"AfterTool","timestamp":"2026-01-01T00:00:00Z","tool_name":"run_shell_command","tool_input":{{"command":{},"description":"Run it"}},"tool_response":{{"llmContent":{},"returnDisplay":"x"}}}}"#,
+        string(&command),
+        string(&content)
     )
     .into_bytes()
 }
 
-fn copilot_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
-    let args = format!(
-        r#"{{"command":{},"description":"Show status","timeoutSec":30}}"#,
-        string(&lossy(command))
-    );
+/// Copilot CLI's postToolUse on `bash`, with the closing exit-code line 1.0.102 writes.
+fn copilot_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
+    let (command, output) = split_case(case);
+    let args = format!(r#"{{"command":{},"description":"d"}}"#, string(&command));
     // `toolArgs` arrives as a JSON-encoded string or as the object itself.
     let args = if rng.bool() { string(&args) } else { args };
+    let text = format!(
+        "{output}\n<shellId: 0 completed with exit code {}>",
+        rng.u8(..3)
+    );
     format!(
-        r#"{{"sessionId":"s1","timestamp":1704614600000,"cwd":"/repo","toolName":"bash","toolArgs":{args}}}"#
+        r#"{{"sessionId":"s1","timestamp":1704614600000,"cwd":"/repo","toolName":"bash","toolArgs":{args},"toolResult":{{"resultType":"success","textResultForLlm":{}}}}}"#,
+        string(&text)
     )
     .into_bytes()
 }
 
-fn opencode_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+/// The OpenCode plugin's question after a bash call.
+fn opencode_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
+    let (command, output) = split_case(case);
     let tool = ["", r#""tool":"bash","#, r#""tool":"BASH","#][rng.usize(..3)];
-    format!(r#"{{{tool}"command":{}}}"#, string(&lossy(command))).into_bytes()
+    format!(
+        r#"{{{tool}"command":{},"output":{},"truncated":{}}}"#,
+        string(&command),
+        string(&output),
+        rng.u8(..8) == 0
+    )
+    .into_bytes()
 }
 
 /// A PostToolUse on Bash, from an engine case (`LABEL\nOUTPUT`).
 fn claude_post_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
-    let (command, stdout) = match memchr::memchr(b'\n', case) {
-        Some(at) => (lossy(&case[..at]), lossy(&case[at + 1..])),
-        None => (lossy(case), String::new()),
-    };
+    let (command, stdout) = split_case(case);
     let stderr = ["", "warning: something"][rng.usize(..2)];
     format!(
         r#"{{"session_id":"abc","cwd":"/proj","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":{},"description":"d"}},"tool_response":{{"stdout":{},"stderr":{},"interrupted":false,"isImage":false}},"tool_use_id":"toolu_1"}}"#,
@@ -223,13 +249,29 @@ pub fn targets(
             Err(_) => Ok(()),
         }),
     };
-    let mut targets = vec![
-        pre("hook-claude", claude_payload, check_claude),
-        pre("hook-gemini", gemini_payload, check_gemini),
-        pre("hook-copilot", copilot_payload, check_copilot),
-        pre("hook-opencode", opencode_payload, check_opencode),
-    ];
+    let mut targets = vec![pre("hook-claude", claude_payload, check_claude)];
     let cases: Vec<Vec<u8>> = fixtures.iter().map(|f| case(&f.cmd, &f.input)).collect();
+    let afters: [(&str, Wrap, AfterCheck); 3] = [
+        ("hook-gemini", gemini_payload, check_gemini),
+        ("hook-copilot", copilot_payload, check_copilot),
+        ("hook-opencode", opencode_payload, check_opencode),
+    ];
+    for (name, wrap, check) in afters {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let seeds = cases.iter().map(|c| wrap(&mut rng, c)).collect();
+        let mut engine = Engine::open(&scratch.join(name))?;
+        targets.push(Target {
+            name: name.into(),
+            seeds,
+            inner: cases.clone(),
+            wrap: Some(wrap),
+            tokens: TOKENS,
+            check: Box::new(move |case| match std::str::from_utf8(case) {
+                Ok(payload) => check(&mut engine, payload),
+                Err(_) => Ok(()),
+            }),
+        });
+    }
     let mut seeds: Vec<Vec<u8>> = {
         let mut rng = fastrand::Rng::with_seed(7);
         cases
@@ -304,63 +346,121 @@ fn check_claude(payload: &str) -> Result<(), String> {
     )
 }
 
-fn check_gemini(payload: &str) -> Result<(), String> {
-    let answer = gemini::respond(payload, rewrite::decide);
-    let out = answer_json(&answer.json)?;
-    if !answer.rewrote() {
-        return Ok(());
+/// The check of an after-tool target: the client's handler run on one payload.
+type AfterCheck = fn(&mut Engine, &str) -> Result<(), String>;
+
+/// The engine's store at its next moment, as a hook backend.
+fn live(engine: &mut Engine) -> sqz::serve::Live<'_> {
+    let now = engine.tick();
+    sqz::serve::Live {
+        store: Some(&mut engine.store),
+        env: &engine.env,
+        now,
     }
-    let doc =
-        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
-    rewrite_keeps(
-        at(&doc, &["tool_input", "command"]).and_then(Value::as_str),
-        at(&out, &["hookSpecificOutput", "tool_input", "command"]).and_then(Value::as_str),
-    )
 }
 
-fn check_copilot(payload: &str) -> Result<(), String> {
-    let answer = copilot::respond(payload, rewrite::decide);
-    let out = answer_json(&answer.json)?;
-    if !answer.rewrote() {
+/// A replaced output is either recoverable from the store or reads back to the output.
+fn kept(engine: &Engine, original: &str, served: &str) -> Result<(), String> {
+    let stored = engine
+        .store
+        .original(&sqz::text::hash16(original.as_bytes()))
+        .ok()
+        .flatten();
+    if stored.as_deref() == Some(original.as_bytes())
+        || super::engine::reads_back(served.as_bytes(), original.as_bytes())
+    {
         return Ok(());
     }
-    let doc =
-        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
-    let args = match doc.get("toolArgs") {
-        Some(Value::String(encoded)) => json::parse(encoded).ok(),
-        other => other.cloned(),
+    Err("the replaced output is neither stored nor reads back to the output".into())
+}
+
+/// A replacement keeps what the client wrote after the output, verbatim.
+fn same_ending(original: &str, replaced: &str, from: &str) -> Result<(), String> {
+    let ending = |t: &str| t.rfind(from).map(|at| t[at..].to_string());
+    if ending(original) != ending(replaced) {
+        return Err(format!("the replacement changed the closing {from:?} part"));
+    }
+    Ok(())
+}
+
+fn check_gemini(engine: &mut Engine, payload: &str) -> Result<(), String> {
+    let mut backend = live(engine);
+    let (path, text) = match gemini::respond(payload, &mut backend) {
+        gemini::Reply::Now(answer) => return answer_json(&answer.json).map(|_| ()),
+        gemini::Reply::Write { path, text } => (path, text),
     };
-    rewrite_keeps(
-        args.as_ref()
-            .and_then(|a| a.get("command"))
-            .and_then(Value::as_str),
-        at(&out, &["modifiedArgs", "command"]).and_then(Value::as_str),
-    )
+    answer_json(&gemini::tail_call(&path).json)?;
+    let doc =
+        json::parse(payload).map_err(|e| format!("replaced a payload that is not JSON: {e}"))?;
+    let content = at(&doc, &["tool_response", "llmContent"]).and_then(Value::as_str);
+    let Some(content) = content else {
+        return Err("replaced a result without llmContent".into());
+    };
+    // The closing lines Gemini writes after the output (exit code, signal, process group).
+    let closing = |t: &str| -> Vec<String> {
+        let starts = [
+            "Exit Code: ",
+            "Signal: ",
+            "Background PIDs: ",
+            "Process Group PGID: ",
+        ];
+        let mut lines: Vec<String> = t
+            .lines()
+            .rev()
+            .skip(1)
+            .take_while(|l| starts.iter().any(|s| l.starts_with(s)))
+            .map(str::to_string)
+            .collect();
+        lines.reverse();
+        lines
+    };
+    if closing(content) != closing(&text) || !text.ends_with("\n</untrusted_context>") {
+        return Err("the replacement changed the lines after the output".into());
+    }
+    if text.len() >= content.len() {
+        return Err("the replacement is not shorter".into());
+    }
+    Ok(())
 }
 
-fn check_opencode(payload: &str) -> Result<(), String> {
-    let answer = opencode::respond(payload, rewrite::decide);
+fn check_copilot(engine: &mut Engine, payload: &str) -> Result<(), String> {
+    let mut backend = live(engine);
+    let answer = copilot::respond(payload, &mut backend);
     let out = answer_json(&answer.json)?;
     if !answer.rewrote() {
         return Ok(());
     }
     let doc =
-        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
-    rewrite_keeps(
-        doc.get("command").and_then(Value::as_str),
-        out.get("command").and_then(Value::as_str),
-    )
+        json::parse(payload).map_err(|e| format!("replaced a payload that is not JSON: {e}"))?;
+    let original = at(&doc, &["toolResult", "textResultForLlm"]).and_then(Value::as_str);
+    let replaced = at(&out, &["modifiedResult", "textResultForLlm"]).and_then(Value::as_str);
+    let (Some(original), Some(replaced)) = (original, replaced) else {
+        return Err("a replaced result without its text".into());
+    };
+    same_ending(original, replaced, "\n<shellId: ")
+}
+
+fn check_opencode(engine: &mut Engine, payload: &str) -> Result<(), String> {
+    let mut backend = live(engine);
+    let answer = opencode::respond(payload, &mut backend);
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("replaced a payload that is not JSON: {e}"))?;
+    let original = doc.get("output").and_then(Value::as_str);
+    let served = out.get("output").and_then(Value::as_str);
+    let (Some(original), Some(served)) = (original, served) else {
+        return Err("a replaced output without its text".into());
+    };
+    kept(engine, original, served)
 }
 
 /// A replaced Bash output is either recoverable from the store or reads back to the output as
 /// the pipeline target reads it back.
 fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
-    let now = engine.tick();
-    let mut backend = sqz::serve::Live {
-        store: Some(&mut engine.store),
-        env: &engine.env,
-        now,
-    };
+    let mut backend = live(engine);
     let inline = claude::Inline {
         limit: engine.env.bash_max_output_length,
         read_saved: &|_| None,
@@ -381,16 +481,7 @@ fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
     let (Some(original), Some(served)) = (original, served) else {
         return Err("a replaced output without its stdout".into());
     };
-    let stored = engine
-        .store
-        .original(&sqz::text::hash16(original.as_bytes()))
-        .ok()
-        .flatten();
     // Unstored output is lossless: value tables undone, or JSON's agent form decoded to the
     // same values (output that mentions a credential is compacted but never stored).
-    let read_back = super::engine::reads_back(served.as_bytes(), original.as_bytes());
-    if stored.as_deref() == Some(original.as_bytes()) || read_back {
-        return Ok(());
-    }
-    Err("the replaced stdout is neither stored nor reads back to the output".into())
+    kept(engine, original, served)
 }
