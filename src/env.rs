@@ -82,9 +82,19 @@ pub const VARIABLES: &[Variable] = &[
             "Claude Code's user-level config directory (init, doctor, the hook's allow-rule check)",
     },
     Variable {
+        name: "CODEX_HOME",
+        default: "~/.codex",
+        meaning: "Codex CLI's config directory (init, doctor, sqz hook codex)",
+    },
+    Variable {
         name: "BASH_MAX_OUTPUT_LENGTH",
         default: "30000",
         meaning: "Claude Code's Bash output limit; sqz hook claude-post leaves longer output to it",
+    },
+    Variable {
+        name: "TMPDIR",
+        default: "/tmp",
+        meaning: "where sqz compress keeps its store when a sandbox will not let it write SQZ_DB_PATH",
     },
     Variable {
         name: "PATH",
@@ -106,8 +116,10 @@ pub struct Env {
     pub max_input_mb: u64,
     pub home: Option<PathBuf>,
     pub claude_config_dir: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
     pub bash_max_output_length: usize,
     pub path: Option<OsString>,
+    pub tmp_dir: PathBuf,
     pub regret_window_secs: u64,
     pub no_color: bool,
     pub columns: usize,
@@ -168,9 +180,13 @@ impl Env {
             retention_days: number("SQZ_RETENTION_DAYS"),
             max_input_mb: number("SQZ_MAX_INPUT_MB").max(1),
             claude_config_dir: get("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+            codex_home: get("CODEX_HOME").map(PathBuf::from),
             home,
             bash_max_output_length: number("BASH_MAX_OUTPUT_LENGTH") as usize,
             path: get("PATH"),
+            tmp_dir: get("TMPDIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(default_of("TMPDIR"))),
             regret_window_secs: number("SQZ_REGRET_WINDOW_SECS"),
             no_color: get("NO_COLOR").is_some(),
             columns: (number("COLUMNS") as usize).clamp(40, 400),

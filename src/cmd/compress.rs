@@ -43,10 +43,7 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     let code = exit_code.unwrap_or(0);
     let no_cache = args.no_cache || env.no_dedup;
 
-    let (mut store, store_problem) = match crate::serve::open_store(env, now_ms()) {
-        Ok((store, notice)) => (Some(store), notice),
-        Err(e) => (None, Some(format!("sqz: {e}; nothing stored"))),
-    };
+    let (mut store, store_problem) = crate::serve::open_store_for_compress(env, now_ms());
     let served = crate::serve::compress(&label, &body, store.as_mut(), no_cache, env, now_ms());
     emit(&served.stdout, served.header.as_deref(), env);
     // Errors always print; the informational passthrough reason is silenced by SQZ_QUIET.

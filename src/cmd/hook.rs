@@ -6,7 +6,7 @@ use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::Result;
 use crate::hook::answer::{Answer, NO_CHANGE};
-use crate::hook::{claude, copilot, gemini, opencode, rewrite, Client};
+use crate::hook::{claude, codex, copilot, gemini, opencode, rewrite, Client};
 use crate::serve::Live;
 use std::io::Read;
 
@@ -70,6 +70,10 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
         Client::Gemini => gemini::respond(payload, rewrite::decide),
         Client::Copilot => copilot::respond(payload, rewrite::decide),
         Client::OpenCode => opencode::respond(payload, rewrite::decide),
+        Client::Codex => {
+            let home = codex::codex_home(env.codex_home.as_deref(), env.home.as_deref());
+            codex::respond(payload, codex::allowed_program(home.as_deref()).as_deref())
+        }
         Client::PreCompact => Answer::unchanged(),
     }
 }

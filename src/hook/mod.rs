@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod claude;
 pub mod claude_files;
+pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod lexer;
@@ -26,16 +27,19 @@ pub enum Client {
     Copilot,
     /// The OpenCode plugin's question.
     OpenCode,
+    /// Codex CLI PreToolUse on its shell tool.
+    Codex,
 }
 
 impl Client {
-    pub const ALL: [Client; 6] = [
+    pub const ALL: [Client; 7] = [
         Client::Claude,
         Client::ClaudePost,
         Client::PreCompact,
         Client::Gemini,
         Client::Copilot,
         Client::OpenCode,
+        Client::Codex,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +50,7 @@ impl Client {
             Client::Gemini => "gemini",
             Client::Copilot => "copilot",
             Client::OpenCode => "opencode",
+            Client::Codex => "codex",
         }
     }
 
