@@ -147,6 +147,16 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
             }
             continue;
         };
+        if let Some(verdict) = super::codex::check(change, &text) {
+            match verdict {
+                Ok(()) => any |= !shared,
+                Err(note) => {
+                    all = false;
+                    notes.push(format!("{shown}: {note}"));
+                }
+            }
+            continue;
+        }
         match change {
             Change::Json { add, .. } => {
                 let doc = match json::parse(&text) {
@@ -193,6 +203,12 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
             }
         }
     }
+    if client == "codex" && !scope.global {
+        if let Some(note) = super::codex::untrusted_project(scope) {
+            all = false;
+            notes.push(note);
+        }
+    }
     let state = if all {
         "yes"
     } else if any {
@@ -212,6 +228,7 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             ("SessionStart", "sqz resume"),
         ],
         "gemini" => &[("BeforeTool", "sqz hook gemini")],
+        "codex" => &[("PreToolUse", super::codex::HOOK_COMMAND)],
         _ => &[],
     };
     for (event, command) in hooks {
