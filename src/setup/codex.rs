@@ -79,11 +79,11 @@ pub fn trust(hooks_json: &Path, doc: &Value) -> Option<(String, String)> {
     let handler = &group.get("hooks")?.as_array()?[h];
     let matcher = group.get("matcher").and_then(Value::as_str);
     let key = format!("{}:pre_tool_use:{g}:{h}", hooks_json.display());
-    Some((key, hash(matcher, handler)))
+    Some((key, handler_hash(matcher, handler)))
 }
 
 /// Codex's trust hash of one `PreToolUse` handler under `matcher`.
-fn hash(matcher: Option<&str>, handler: &Value) -> String {
+pub fn handler_hash(matcher: Option<&str>, handler: &Value) -> String {
     // Keys in sorted order, as Codex hashes them.
     let mut normal = Value::object();
     normal.set(
@@ -285,7 +285,7 @@ mod tests {
         let group = &groups.as_array().unwrap()[0];
         let handler = &group.get("hooks").unwrap().as_array().unwrap()[0];
         assert_eq!(
-            hash(Some("Bash"), handler),
+            handler_hash(Some("Bash"), handler),
             "sha256:ca0e31f1fb469e7cad6f01ab58a26aec96d1b8d23af022e7472689c056fad6e0"
         );
     }
