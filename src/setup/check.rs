@@ -204,7 +204,7 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
         }
     }
     if client == "codex" && !scope.global {
-        if let Some(note) = super::codex::untrusted_project(scope) {
+        if let Some(note) = super::codex::untrusted_project(&scope.codex_home, &scope.base) {
             all = false;
             notes.push(note);
         }

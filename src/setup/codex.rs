@@ -10,7 +10,6 @@
 //! `command`, `timeout` (600 when unset), `async` (false when unset) and `statusMessage` when
 //! set. Checked against Codex 0.169's own `hooks/list`, and by its running the hook.
 
-use super::clients::Scope;
 use super::edit::{ensure_hook, remove_hooks, Change, Merged};
 use crate::hook::codex::RULES_MARKER;
 use crate::json::Value;
@@ -247,15 +246,16 @@ fn parse_trust_table(body: &str) -> Option<(String, String)> {
 
 /// Doctor's note when the project is not trusted in Codex, which then ignores its
 /// `.codex/hooks.json`; init says the same.
-pub(super) fn untrusted_project(scope: &Scope) -> Option<String> {
-    let config = std::fs::read_to_string(scope.codex_home.join("config.toml")).unwrap_or_default();
-    (!project_trusted(&config, &scope.base)).then(|| {
+pub(super) fn untrusted_project(codex_home: &Path, project: &Path) -> Option<String> {
+    let config = codex_home.join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    (!project_trusted(&text, project)).then(|| {
         format!(
             "Codex runs {} only in a trusted project: trust {} when Codex asks (or set trust_level = \"trusted\" under [projects.\"{}\"] in {})",
-            scope.base.join(".codex").join("hooks.json").display(),
-            scope.base.display(),
-            scope.base.display(),
-            scope.codex_home.join("config.toml").display()
+            project.join(".codex").join("hooks.json").display(),
+            project.display(),
+            project.display(),
+            config.display()
         )
     })
 }

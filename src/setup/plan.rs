@@ -204,7 +204,7 @@ pub fn apply(clients: &[&str], scope: &Scope, install: bool, dry_run: bool) -> R
             out.push_str(&format!("{client:<9} nothing to write in this scope\n"));
         }
         if install && *client == "codex" && !scope.global {
-            if let Some(note) = super::codex::untrusted_project(scope) {
+            if let Some(note) = super::codex::untrusted_project(&scope.codex_home, &scope.base) {
                 out.push_str(&format!("{client:<9} {note}\n"));
             }
         }
