@@ -245,13 +245,10 @@ fn split_plain(script: &str) -> Result<Vec<Part<'_>>, &'static str> {
             _ => return Err("not a plain word"),
         }
     }
-    match parts.last_mut() {
+    match parts.last() {
         None => Err("empty command"),
         Some(last) if matches!(last.then, " && " | " || ") => Err("not a plain command list"),
-        Some(last) => {
-            last.then = "";
-            Ok(parts)
-        }
+        Some(_) => Ok(parts),
     }
 }
 
