@@ -407,6 +407,7 @@ fn script() -> String {
         "true",
         "cd logs && wc -l big.log",
         "ls",
+        "ls -a",
         "git log --oneline | head -3",
         "cat .env",
         "git push origin main",
@@ -420,6 +421,10 @@ fn script() -> String {
         .map(|c| {
             let mut args = Value::object();
             args.set("cmd", Value::str(c));
+            if *c == "ls -a" {
+                // The model's other arguments survive the rewrite.
+                args.set("workdir", Value::str("logs"));
+            }
             let mut step = Value::object();
             step.set("tool", Value::str("exec_command"));
             step.set("arguments", args);
@@ -514,17 +519,17 @@ fn compare(mode: Mode) -> (usize, usize) {
     routed.sqz_init();
     let with = run_codex(&routed, &script(), mode);
 
-    assert_eq!(without.calls.len(), 15, "{:#?}", without.calls);
-    assert_eq!(with.calls.len(), 15, "{:#?}", with.calls);
+    assert_eq!(without.calls.len(), 16, "{:#?}", without.calls);
+    assert_eq!(with.calls.len(), 16, "{:#?}", with.calls);
     assert_eq!(hook_runs(&without.stderr).0, 0, "no hooks without sqz");
     let (started, completed, other) = hook_runs(&with.stderr);
     assert_eq!(
-        started, 15,
+        started, 16,
         "Codex ran the trusted hook for every call:\n{}",
         with.stderr
     );
     assert_eq!(
-        completed, 15,
+        completed, 16,
         "every hook run completed: {other:?}\n{}",
         with.stderr
     );
@@ -594,6 +599,20 @@ fn compare(mode: Mode) -> (usize, usize) {
     // What the user's rules and the sandbox decided, the same both ways.
     let by =
         |s: &Session, c: &str| verdict(&s.calls.iter().find(|x| x.command == c).unwrap().output);
+    let listing = |s: &Session| {
+        s.calls
+            .iter()
+            .find(|x| x.command == "ls -a")
+            .unwrap()
+            .output
+            .clone()
+    };
+    assert!(
+        listing(&with).contains("big.log"),
+        "ran in logs/: {}",
+        listing(&with)
+    );
+    assert_eq!(seen(&listing(&with)), seen(&listing(&without)));
     assert_eq!(
         by(&with, "git push origin main"),
         "rejected: no pushing from here"
@@ -890,5 +909,57 @@ fn compress_in_codexs_sandbox_says_nothing_and_keeps_the_exit_status() {
             "{stderr}"
         );
         assert!(world.path("tmp").read_dir().unwrap().next().is_some());
+    }
+}
+
+/// The rewrite behaves as the command does in bash: the same exit status, stdout, stderr and
+/// files (outputs here are short, so sqz passes them through).
+#[test]
+fn the_codex_rewrite_keeps_status_output_and_effects_in_bash() {
+    let world = World::new("shapes");
+    let sqz = bin().display().to_string();
+    let cases = [
+        "true",
+        "false",
+        "ls missing-file",
+        "echo a && false || echo b",
+        "false; echo after",
+        "false && echo never",
+        "cd src && ls && cd .. && ls -d src",
+        "set -e\nfalse\necho unreached",
+        "grep -c a 'src/a.txt' src/missing",
+        "bash -c 'echo out; echo err >&2; exit 7'",
+        "mkdir made && touch made/file; ls made",
+        "echo \"a b\"c d",
+        "python3 -c 'import sys; sys.exit(4)'",
+    ];
+    for (i, command) in cases.iter().enumerate() {
+        let rewritten = match sqz::hook::codex::decide(command, &sqz) {
+            sqz::hook::rewrite::Decision::Rewrite(new) => new,
+            other => panic!("{command:?} was not rewritten: {other:?}"),
+        };
+        let run = |script: &str, dir: &str| {
+            let dir = world.path(dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            std::fs::write(dir.join("src/a.txt"), "a\n").unwrap();
+            let mut cmd = Command::new("bash");
+            world.env(&mut cmd);
+            let out = cmd.args(["-c", script]).current_dir(&dir).output().unwrap();
+            let mut files: Vec<String> = files_under(&dir)
+                .into_iter()
+                .map(|(p, _)| p.strip_prefix(&dir).unwrap().display().to_string())
+                .collect();
+            files.sort();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+                files,
+            )
+        };
+        let plain = run(command, &format!("plain{i}"));
+        let routed = run(&rewritten, &format!("routed{i}"));
+        assert_eq!(plain, routed, "{command:?} as {rewritten:?}");
     }
 }
