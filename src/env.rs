@@ -87,9 +87,19 @@ pub const VARIABLES: &[Variable] = &[
         meaning: "set by Claude Code for its hooks: the project root whose .claude/settings.json the hook reads (else the payload's cwd)",
     },
     Variable {
+        name: "CODEX_HOME",
+        default: "~/.codex",
+        meaning: "Codex CLI's config directory (init, doctor, sqz hook codex)",
+    },
+    Variable {
         name: "BASH_MAX_OUTPUT_LENGTH",
         default: "30000",
         meaning: "Claude Code's Bash output limit; sqz hook claude-post reads a longer output whole from the file Claude Code saved it to",
+    },
+    Variable {
+        name: "TMPDIR",
+        default: "/tmp",
+        meaning: "where sqz compress keeps its store when a sandbox will not let it write SQZ_DB_PATH",
     },
     Variable {
         name: "PATH",
@@ -112,8 +122,10 @@ pub struct Env {
     pub home: Option<PathBuf>,
     pub claude_config_dir: Option<PathBuf>,
     pub claude_project_dir: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
     pub bash_max_output_length: usize,
     pub path: Option<OsString>,
+    pub tmp_dir: PathBuf,
     pub regret_window_secs: u64,
     pub no_color: bool,
     pub columns: usize,
@@ -175,9 +187,13 @@ impl Env {
             max_input_mb: number("SQZ_MAX_INPUT_MB").max(1),
             claude_config_dir: get("CLAUDE_CONFIG_DIR").map(PathBuf::from),
             claude_project_dir: get("CLAUDE_PROJECT_DIR").map(PathBuf::from),
+            codex_home: get("CODEX_HOME").map(PathBuf::from),
             home,
             bash_max_output_length: number("BASH_MAX_OUTPUT_LENGTH") as usize,
             path: get("PATH"),
+            tmp_dir: get("TMPDIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(default_of("TMPDIR"))),
             regret_window_secs: number("SQZ_REGRET_WINDOW_SECS"),
             no_color: get("NO_COLOR").is_some(),
             columns: (number("COLUMNS") as usize).clamp(40, 400),

@@ -77,6 +77,7 @@ impl Tree {
             .args(args)
             .env("HOME", self.home())
             .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
             .env("SQZ_DB_PATH", self.root.join("store").join("sessions.db"))
             .current_dir(self.project())
             .output()
@@ -317,10 +318,16 @@ fn project_init_writes_project_files() {
         .read("project/.clinerules/sqz.md")
         .contains("sqz_read_file"));
     let (out, _, _) = t.sqz(&["doctor"]);
-    for client in ["claude", "codex", "cursor", "zed", "kiro"] {
+    for client in ["claude", "cursor", "zed", "kiro"] {
         let row = out.lines().find(|l| l.starts_with(client)).unwrap();
         assert!(row.contains(" project "), "{out}");
     }
+    // Codex ignores a project's .codex/hooks.json until the user trusts the project.
+    let row = out.lines().find(|l| l.starts_with("codex")).unwrap();
+    assert!(
+        row.contains(" partly (project) ") && row.contains("only in a trusted project"),
+        "{out}"
+    );
     // The user-level files are left to --global.
     assert_eq!(t.read("home/.claude/settings.json"), CLAUDE_SETTINGS);
     t.sqz(&["uninstall"]);
@@ -489,7 +496,9 @@ fn an_existing_toml_table_outside_the_markers_is_not_duplicated() {
     let toml = "[mcp_servers.sqz]\ncommand = \"/opt/sqz\"\nargs = [\"mcp\"]\n";
     t.write("home/.codex/config.toml", toml);
     let (out, _, _) = t.sqz(&["init", "--global", "--only", "codex"]);
-    assert_eq!(t.read("home/.codex/config.toml"), toml);
+    let after = t.read("home/.codex/config.toml");
+    assert!(after.starts_with(toml), "{after}");
+    assert_eq!(after.matches("[mcp_servers.sqz]").count(), 1, "{after}");
     assert!(out.contains("outside sqz's markers"), "{out}");
 }
 
@@ -812,4 +821,195 @@ fn project_init_approves_its_mcp_server_and_says_what_the_user_must_accept() {
     let (out, _, code) = t.sqz(&["uninstall", "--only", "claude"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(t.snapshot(), before);
+}
+
+const CODEX_HOOKS: &str = r#"{
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "*", "hooks": [{"type": "command", "command": "~/bin/audit.sh", "timeout": 5}]}
+    ]
+  }
+}
+"#;
+
+/// Codex 0.169's hash for `{"matcher":"Bash","hooks":[{"type":"command","command":"sqz hook
+/// codex","timeout":30}]}` (tests/clients_codex.rs sees the real client run the hook with it).
+const SQZ_HOOK_HASH: &str =
+    "sha256:2f60b5bb2c0a6e6c736012ad678d852af379e63304a157712c0be55ee1e84861";
+
+fn codex_row(out: &str) -> String {
+    out.lines()
+        .skip_while(|l| !l.starts_with("codex "))
+        .take_while(|l| l.starts_with("codex ") || l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn codex_init_writes_the_hook_its_trust_and_rules_once_and_uninstall_removes_them() {
+    let t = realistic("codex");
+    t.write("home/.codex/hooks.json", CODEX_HOOKS);
+    let before = t.snapshot();
+    let (out, err, code) = t.sqz(&["init", "--global", "--only", "codex"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let once = t.snapshot();
+    t.sqz(&["init", "--global", "--only", "codex"]);
+    assert_eq!(t.snapshot(), once, "second init changed bytes");
+
+    let hooks = json(&t.read("home/.codex/hooks.json"));
+    let groups = hooks.get("hooks").unwrap().get("PreToolUse").unwrap();
+    assert_eq!(
+        groups.to_compact(),
+        r#"[{"matcher":"*","hooks":[{"type":"command","command":"~/bin/audit.sh","timeout":5}]},{"matcher":"Bash","hooks":[{"type":"command","command":"sqz hook codex","timeout":30}]}]"#
+    );
+    // Trusted by the position Codex gives it: the second group, after the user's own.
+    let home = std::fs::canonicalize(t.home()).unwrap();
+    let hooks_json = home.join(".codex/hooks.json");
+    let toml = t.read("home/.codex/config.toml");
+    assert!(toml.starts_with(CODEX_TOML), "{toml}");
+    let trust = format!(
+        "# sqz:trust {path}\n[hooks.state.\"{path}:pre_tool_use:1:0\"]\ntrusted_hash = \"{SQZ_HOOK_HASH}\"\n# sqz:end\n",
+        path = hooks_json.display()
+    );
+    assert!(toml.contains(&trust), "{toml}");
+    assert!(toml.contains("[mcp_servers.sqz]"), "{toml}");
+    // The rules name the sqz that ran init, by its real path.
+    let rules = t.read("home/.codex/rules/sqz.rules");
+    let program = std::fs::canonicalize(bin()).unwrap();
+    assert_eq!(
+        sqz::hook::codex::rules_program(&rules).as_deref(),
+        program.to_str()
+    );
+    assert!(rules.contains("[\"set\", \"-o\", \"pipefail\"]"), "{rules}");
+    assert!(t.read("home/.codex/AGENTS.md").starts_with(AGENTS_MD));
+    let (doctor, _, _) = t.sqz(&["doctor", "--global"]);
+    assert!(
+        codex_row(&doctor).contains("transparent global"),
+        "{doctor}"
+    );
+
+    let (out, err, code) = t.sqz(&["uninstall", "--global", "--only", "codex"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_semantically_equal(&t.snapshot(), &before);
+}
+
+#[test]
+fn doctor_reports_a_codex_hook_codex_would_skip() {
+    let t = realistic("codex-trust");
+    t.sqz(&["init", "--global", "--only", "codex"]);
+    let trusted = t.read("home/.codex/config.toml");
+    let hooks = t.read("home/.codex/hooks.json");
+    let doctor = |t: &Tree| codex_row(&t.sqz(&["doctor", "--global"]).0);
+    assert!(doctor(&t).contains("global"), "{}", doctor(&t));
+
+    // The user puts a group of their own before sqz's: the trust entry now names another.
+    let mut doc = json(&hooks);
+    let groups = doc
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut("PreToolUse"))
+        .and_then(|p| p.as_array_mut())
+        .unwrap();
+    groups.insert(
+        0,
+        json(r#"{"hooks":[{"type":"command","command":"lint"}]}"#),
+    );
+    t.write("home/.codex/hooks.json", &doc.to_pretty());
+    let row = doctor(&t);
+    assert!(
+        row.contains("partly (global)")
+            && row.contains("no trusted_hash under")
+            && row.contains("skips it silently"),
+        "{row}"
+    );
+    let (_, _, code) = t.sqz(&["doctor", "--global", "--fix"]);
+    assert_eq!(code, 0);
+    assert!(doctor(&t).contains("transparent global"), "{}", doctor(&t));
+
+    // A hash for another entry, and a hook the user turned off.
+    t.write("home/.codex/hooks.json", &hooks);
+    t.write(
+        "home/.codex/config.toml",
+        &trusted.replace(SQZ_HOOK_HASH, "sha256:00"),
+    );
+    assert!(
+        doctor(&t).contains("is for another entry"),
+        "{}",
+        doctor(&t)
+    );
+    t.write(
+        "home/.codex/config.toml",
+        &trusted.replace("trusted_hash =", "enabled = false\ntrusted_hash ="),
+    );
+    assert!(doctor(&t).contains("turned off"), "{}", doctor(&t));
+    // Rules that name a sqz that is gone: the hook would leave every command alone.
+    t.write("home/.codex/config.toml", &trusted);
+    t.write(
+        "home/.codex/rules/sqz.rules",
+        &sqz::hook::codex::rules("/nonexistent/bin/sqz"),
+    );
+    assert!(doctor(&t).contains("which is gone"), "{}", doctor(&t));
+}
+
+#[test]
+fn codex_home_is_where_codex_keeps_its_files() {
+    let t = Tree::new("codex-home");
+    let codex_home = t.root.join("elsewhere");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let out = Command::new(bin())
+        .args(["init", "--global", "--only", "codex"])
+        .env("HOME", t.home())
+        .env("CODEX_HOME", &codex_home)
+        .env("SQZ_DB_PATH", t.root.join("store.db"))
+        .current_dir(t.project())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let codex_home = std::fs::canonicalize(&codex_home).unwrap();
+    for file in ["hooks.json", "config.toml", "rules/sqz.rules", "AGENTS.md"] {
+        assert!(codex_home.join(file).is_file(), "{file}");
+    }
+    let toml = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    assert!(
+        toml.contains(&format!(
+            "{}:pre_tool_use:0:0",
+            codex_home.join("hooks.json").display()
+        )),
+        "{toml}"
+    );
+    assert!(!t.home().join(".codex").exists());
+}
+
+#[test]
+fn codex_project_init_says_the_project_must_be_trusted() {
+    let t = realistic("codex-project");
+    let before = t.snapshot();
+    let (out, _, code) = t.sqz(&["init", "--only", "codex"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("only in a trusted project"), "{out}");
+    let project = std::fs::canonicalize(t.project()).unwrap();
+    assert!(t
+        .read("project/.codex/hooks.json")
+        .contains("sqz hook codex"));
+    // Trust lives in the user's config.toml, keyed by the project's hooks.json.
+    let toml = t.read("home/.codex/config.toml");
+    assert!(
+        toml.contains(&format!(
+            "{}:pre_tool_use:0:0",
+            project.join(".codex/hooks.json").display()
+        )),
+        "{toml}"
+    );
+    // Once the user trusts the project, init has nothing more to say and doctor is content.
+    let trusted = format!(
+        "{toml}\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.display()
+    );
+    t.write("home/.codex/config.toml", &trusted);
+    let (out, _, _) = t.sqz(&["init", "--only", "codex"]);
+    assert!(!out.contains("trusted project"), "{out}");
+    let (doctor, _, _) = t.sqz(&["doctor"]);
+    assert!(codex_row(&doctor).contains(" project "), "{doctor}");
+    t.write("home/.codex/config.toml", &toml);
+    t.sqz(&["uninstall", "--only", "codex"]);
+    assert_semantically_equal(&t.snapshot(), &before);
 }

@@ -43,10 +43,13 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     let code = exit_code.unwrap_or(0);
     let no_cache = args.no_cache || env.no_dedup;
 
-    let (mut store, store_problem) = match crate::serve::open_store(env, now_ms()) {
-        Ok((store, notice)) => (Some(store), notice),
-        Err(e) => (None, Some(format!("sqz: {e}; nothing stored"))),
-    };
+    let (mut store, store_problem) = crate::serve::open_store_for_compress(env, now_ms());
+    if store.is_none() && store_problem.is_none() && body.len() > SANDBOXED_MAX_BYTES {
+        // A sandbox kept sqz from any store, so only lossless changes could run, and their
+        // denser text would only put more tokens into the window the client cuts it to.
+        super::io::write_stdout(&body);
+        return Ok(code as u8);
+    }
     let served = crate::serve::compress(&label, &body, store.as_mut(), no_cache, env, now_ms());
     emit(&served.stdout, served.header.as_deref(), env);
     // Errors always print; the informational passthrough reason is silenced by SQZ_QUIET.
@@ -64,6 +67,11 @@ pub fn run(args: &Compress, env: &Env) -> Result<u8> {
     }
     Ok(code as u8)
 }
+
+/// The longest output served with no store when a sandbox denies one. Codex, the client that
+/// sandboxes commands, cuts a command's output to 10,000 bytes for a model it has no metadata
+/// for, and to 10,000 of its 4-byte tokens otherwise: below this it shows the whole output.
+const SANDBOXED_MAX_BYTES: usize = 10_000;
 
 /// Whether stderr is a person's terminal rather than an agent's pipe.
 fn tells_a_person(env: &Env) -> bool {

@@ -6,7 +6,7 @@ use crate::clock::now_ms;
 use crate::env::Env;
 use crate::error::Result;
 use crate::hook::answer::{Answer, NO_CHANGE};
-use crate::hook::{claude, copilot, gemini, opencode, Client};
+use crate::hook::{claude, codex, copilot, gemini, opencode, Client};
 use crate::serve::{Backend, Live};
 use crate::store::Store;
 use std::io::Read;
@@ -84,6 +84,10 @@ fn respond(client: Client, payload: &str, env: &Env) -> Answer {
         }
         Client::Copilot => copilot::respond(payload, &mut Lazy::new(env)),
         Client::OpenCode => opencode::respond(payload, &mut Lazy::new(env)),
+        Client::Codex => {
+            let home = codex::codex_home(env.codex_home.as_deref(), env.home.as_deref());
+            codex::respond(payload, codex::allowed_program(home.as_deref()).as_deref())
+        }
         Client::PreCompact => Answer::unchanged(),
     }
 }

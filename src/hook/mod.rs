@@ -6,6 +6,7 @@ pub mod after;
 pub mod answer;
 pub mod claude;
 pub mod claude_files;
+pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod lexer;
@@ -27,16 +28,19 @@ pub enum Client {
     Copilot,
     /// The OpenCode plugin's question after a bash call.
     OpenCode,
+    /// Codex CLI PreToolUse on its shell tool.
+    Codex,
 }
 
 impl Client {
-    pub const ALL: [Client; 6] = [
+    pub const ALL: [Client; 7] = [
         Client::Claude,
         Client::ClaudePost,
         Client::PreCompact,
         Client::Gemini,
         Client::Copilot,
         Client::OpenCode,
+        Client::Codex,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Client {
             Client::Gemini => "gemini",
             Client::Copilot => "copilot",
             Client::OpenCode => "opencode",
+            Client::Codex => "codex",
         }
     }
 

@@ -264,7 +264,15 @@ const REPL: &[&str] = &[
     "clojure",
 ];
 
-fn check_simple(words: &[String], in_subshell: bool) -> Result<(), &'static str> {
+/// Whether `program` (a path or a name) is a builtin or keyword whose effect would be lost in a
+/// pipeline's subshell.
+pub(crate) fn is_stateful(program: &str) -> bool {
+    STATEFUL.contains(&program.rsplit('/').next().unwrap_or(program))
+}
+
+/// Judges one simple command (its words, and whether it runs in a subshell): `Err` says why it
+/// must run as written.
+pub(crate) fn check_simple(words: &[String], in_subshell: bool) -> Result<(), &'static str> {
     let first = &words[0];
     if is_assignment(first) {
         return Err("assignment");

@@ -20,6 +20,52 @@ pub fn open_store(env: &Env, now: i64) -> Result<(Store, Option<String>), Error>
         .map_err(|e| Error::store(format!("cannot open {e} (set SQZ_DB_PATH to use another)")))
 }
 
+/// The store `sqz compress` writes, and the one-line notice to print, if any. Where a sandbox
+/// will not let it write the configured store (Codex mounts HOME read-only), a private store
+/// under the temp directory takes its place, and without one the output is served with no store
+/// (lossless only). Neither is said: the agent would pay for a line about a sandbox it cannot
+/// change, on every call.
+pub fn open_store_for_compress(env: &Env, now: i64) -> (Option<Store>, Option<String>) {
+    match Store::open(&env.db_path, now) {
+        Ok((store, notice)) if !store.is_read_only() => return (Some(store), notice),
+        Ok(_) => {}
+        Err(e) if e.denied() => {}
+        Err(e) => {
+            let e = format!("cannot open {e} (set SQZ_DB_PATH to use another)");
+            return (None, Some(format!("sqz: {e}; nothing stored")));
+        }
+    }
+    let fallback = fallback_db_path(env);
+    if !private_dir_or_absent(fallback.parent().unwrap_or(&env.tmp_dir)) {
+        return (None, None);
+    }
+    match Store::open(&fallback, now) {
+        Ok((store, notice)) if !store.is_read_only() => (Some(store), notice),
+        _ => (None, None),
+    }
+}
+
+/// Where `open_store_for_compress` keeps the store a sandbox lets it write:
+/// `$TMPDIR/sqz-UID/sessions.db`.
+pub fn fallback_db_path(env: &Env) -> std::path::PathBuf {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    env.tmp_dir.join(format!("sqz-{uid}")).join("sessions.db")
+}
+
+/// Whether `dir` is missing (the store will create it, 0700) or a directory of this user's that
+/// no one else may enter. A shared temp directory lets anyone create `sqz-UID` first.
+fn private_dir_or_absent(dir: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(dir) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        // SAFETY: as above.
+        Ok(meta) => {
+            meta.is_dir() && meta.uid() == unsafe { libc::geteuid() } && meta.mode() & 0o077 == 0
+        }
+    }
+}
+
 /// What a hook handler may ask of the store. The handler stays a function of its payload and
 /// this; `Live` is the real one (the shell hook, `sqz discover`), tests pass their own.
 pub trait Backend {

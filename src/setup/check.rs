@@ -152,6 +152,16 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
             }
             continue;
         };
+        if let Some(verdict) = super::codex::check(change, &text) {
+            match verdict {
+                Ok(()) => any |= !shared,
+                Err(note) => {
+                    all = false;
+                    notes.push(format!("{shown}: {note}"));
+                }
+            }
+            continue;
+        }
         match change {
             Change::Json { add, .. } => {
                 let doc = match json::parse(&text) {
@@ -211,6 +221,12 @@ fn check(client: &str, scope: &Scope, shared: &[PathBuf]) -> (&'static str, Vec<
             );
         }
     }
+    if client == "codex" && !scope.global {
+        if let Some(note) = super::codex::untrusted_project(&scope.codex_home, &scope.base) {
+            all = false;
+            notes.push(note);
+        }
+    }
     let state = if all {
         "yes"
     } else if any {
@@ -230,6 +246,7 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
             ("SessionStart", "sqz resume"),
         ],
         "gemini" => &[(GEMINI_HOOK.0, GEMINI_HOOK.2)],
+        "codex" => &[("PreToolUse", super::codex::HOOK_COMMAND)],
         _ => &[],
     };
     if client == "gemini" && count_hooks(doc, "BeforeTool", GEMINI_HOOK.2) > 0 {

@@ -1,6 +1,7 @@
 //! The client table: which agent clients sqz knows, how each is found, and which changes each
 //! one gets in a scope.
 
+use super::codex;
 use super::edit::{
     claude_add, claude_mcp_approve, claude_mcp_unapprove, claude_remove, gemini_add, gemini_remove,
     mcp_add, mcp_remove, opencode_add, opencode_remove, pretty, zed_add, zed_remove, Change,
@@ -32,6 +33,8 @@ pub struct Scope {
     claude_dir: PathBuf,
     /// `CLAUDE_CONFIG_DIR`, in either scope.
     claude_config: Option<PathBuf>,
+    /// Codex's user directory (`$CODEX_HOME`, else `~/.codex`), in both scopes.
+    pub codex_home: PathBuf,
 }
 
 impl Scope {
@@ -53,12 +56,19 @@ impl Scope {
             let claude_dir = cwd.join(".claude");
             (cwd, claude_dir)
         };
+        let codex_home = env
+            .codex_home
+            .clone()
+            .unwrap_or_else(|| home.join(".codex"));
+        // Codex names its files by its home's real path; so do the trust entries.
+        let codex_home = std::fs::canonicalize(&codex_home).unwrap_or(codex_home);
         Ok(Scope {
             home,
             base,
             global,
             claude_dir,
             claude_config: env.claude_config_dir.clone(),
+            codex_home,
         })
     }
 }
@@ -73,7 +83,7 @@ impl Scope {
 /// `transparent` clients get hooks that compress on their own; `advisory` ones get guidance.
 pub fn tier(client: &str) -> &'static str {
     match client {
-        "claude" | "gemini" | "copilot" | "opencode" => "transparent",
+        "claude" | "gemini" | "copilot" | "opencode" | "codex" => "transparent",
         _ => "advisory",
     }
 }
@@ -206,24 +216,7 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 },
             ]
         }
-        "codex" => vec![
-            Change::Block {
-                path: if scope.global {
-                    h.join(".codex").join("AGENTS.md")
-                } else {
-                    b.join("AGENTS.md")
-                },
-                begin: BEGIN_MD,
-                end: END_MD,
-                body: guidance(),
-            },
-            Change::Block {
-                path: h.join(".codex").join("config.toml"),
-                begin: BEGIN_TOML,
-                end: END_TOML,
-                body: "[mcp_servers.sqz]\ncommand = \"sqz\"\nargs = [\"mcp\"]\n".into(),
-            },
-        ],
+        "codex" => codex_changes(scope),
         "kiro" => vec![
             Change::Owned {
                 path: b.join(".kiro").join("steering").join("sqz.md"),
@@ -247,8 +240,8 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
         "windsurf" => vec![if scope.global {
             Change::Block {
                 path: h.join(".codeium/windsurf/memories/global_rules.md"),
-                begin: BEGIN_MD,
-                end: END_MD,
+                begin: BEGIN_MD.into(),
+                end: END_MD.into(),
                 body: guidance(),
             }
         } else {
@@ -268,8 +261,8 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 // A single `.clinerules` file: a block inside it.
                 vec![Change::Block {
                     path: dir,
-                    begin: BEGIN_MD,
-                    end: END_MD,
+                    begin: BEGIN_MD.into(),
+                    end: END_MD.into(),
                     body: guidance(),
                 }]
             } else {
@@ -300,13 +293,66 @@ pub fn changes(client: &str, scope: &Scope) -> Vec<Change> {
                 } else {
                     b.join("AGENTS.md")
                 },
-                begin: BEGIN_MD,
-                end: END_MD,
+                begin: BEGIN_MD.into(),
+                end: END_MD.into(),
                 body: guidance(),
             },
         ],
         _ => Vec::new(),
     }
+}
+
+/// Codex: guidance in AGENTS.md, the hook in `hooks.json`, the rules file the rewrite needs,
+/// and in `config.toml` the MCP server and the hook's trust entry (user files in both scopes).
+fn codex_changes(scope: &Scope) -> Vec<Change> {
+    let codex = &scope.codex_home;
+    let hooks_json = if scope.global {
+        codex.join("hooks.json")
+    } else {
+        scope.base.join(".codex").join("hooks.json")
+    };
+    let mut list = vec![
+        Change::Block {
+            path: if scope.global {
+                codex.join("AGENTS.md")
+            } else {
+                scope.base.join("AGENTS.md")
+            },
+            begin: BEGIN_MD.into(),
+            end: END_MD.into(),
+            body: guidance(),
+        },
+        Change::Json {
+            path: hooks_json.clone(),
+            add: codex::hooks_add,
+            remove: codex::hooks_remove,
+        },
+    ];
+    if let Some(program) = codex::program() {
+        list.push(Change::Owned {
+            path: codex.join("rules").join(crate::hook::codex::RULES_FILE),
+            text: crate::hook::codex::rules(&program),
+            marker: crate::hook::codex::RULES_MARKER,
+        });
+    }
+    list.push(Change::Block {
+        path: codex.join("config.toml"),
+        begin: BEGIN_TOML.into(),
+        end: END_TOML.into(),
+        body: "[mcp_servers.sqz]\ncommand = \"sqz\"\nargs = [\"mcp\"]\n".into(),
+    });
+    // A hooks.json init cannot merge gets no trust entry: it is left for the user to edit.
+    if let Some((key, hash)) =
+        codex::planned(&hooks_json).and_then(|doc| codex::trust(&hooks_json, &doc))
+    {
+        list.push(Change::Block {
+            path: codex.join("config.toml"),
+            begin: codex::trust_begin(&hooks_json),
+            end: END_TOML.into(),
+            body: codex::trust_table(&key, &hash),
+        });
+    }
+    list
 }
 
 /// The guidance every advisory client gets, and the one text that explains sqz's markers.

@@ -79,7 +79,12 @@ pub type Merged = Result<(), String>;
 /// Ensures exactly one `{matcher, hooks:[command]}` handler for `command` under `event`:
 /// one already there is left where it stands; none or duplicates become one appended entry.
 /// Stale sqz handlers under `event` (another sqz command or path) are dropped first.
-fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &str) -> Merged {
+pub(super) fn ensure_hook(
+    doc: &mut Value,
+    event: &str,
+    matcher: Option<&str>,
+    command: &str,
+) -> Merged {
     remove_hooks(doc, event, |h| {
         is_ours(h) && h.get("command").and_then(Value::as_str) != Some(command)
     });
@@ -101,7 +106,7 @@ fn ensure_hook(doc: &mut Value, event: &str, matcher: Option<&str>, command: &st
 }
 
 /// Removes matching handlers under `event`, then entries, arrays and objects left empty by it.
-fn remove_hooks(doc: &mut Value, event: &str, pred: impl Fn(&Value) -> bool) -> bool {
+pub(super) fn remove_hooks(doc: &mut Value, event: &str, pred: impl Fn(&Value) -> bool) -> bool {
     let Some(entries) = doc
         .get_mut("hooks")
         .and_then(|h| h.get_mut(event))
@@ -348,10 +353,11 @@ pub(super) fn find_block(text: &str, begin: &str, end: &str) -> Option<(usize, u
     Some((start, stop))
 }
 
-/// `text` without the block and the blank line init put before it.
+/// `text` without the block and the blank line init put before it (wherever the block now
+/// stands: Codex's config.toml gets several, and the user may add tables after them).
 pub(super) fn without_block(text: &str, begin: &str, end: &str) -> Option<String> {
     let (mut start, stop) = find_block(text, begin, end)?;
-    if stop == text.len() && text[..start].ends_with("\n\n") {
+    if text[..start].ends_with("\n\n") {
         start -= 1;
     }
     Some(format!("{}{}", &text[..start], &text[stop..]))
@@ -368,8 +374,8 @@ pub enum Change {
     /// A sentinel-bracketed block in a text file others also write.
     Block {
         path: PathBuf,
-        begin: &'static str,
-        end: &'static str,
+        begin: String,
+        end: String,
         body: String,
     },
     /// A file sqz creates and owns whole; `marker` in it proves it is ours.

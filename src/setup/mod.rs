@@ -16,6 +16,7 @@
 
 mod check;
 mod clients;
+pub mod codex;
 mod edit;
 mod plan;
 

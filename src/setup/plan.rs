@@ -1,7 +1,7 @@
 //! The reversible change plan: what applying or undoing one change would make of its file,
 //! and carrying that out (or, for a dry run, describing it).
 
-use super::clients::{changes, marker_dirs, Scope, BEGIN_TOML, CLIENTS};
+use super::clients::{changes, marker_dirs, Scope, CLIENTS};
 use super::edit::{find_block, pretty, with_block, without_block, Change};
 use crate::error::{Error, Result};
 use crate::json::{self, Value};
@@ -93,7 +93,9 @@ pub fn plan(change: &Change, install: bool) -> std::result::Result<Outcome, Stri
             let text = current.unwrap_or_default();
             if install {
                 let first = body.lines().next().unwrap_or("");
-                if *begin == BEGIN_TOML
+                // TOML forbids a table defined twice: one already there outside the markers
+                // (the user's own, or Codex's trust written by Codex) is left alone.
+                if change.path().extension().is_some_and(|e| e == "toml")
                     && find_block(&text, begin, end).is_none()
                     && text.lines().any(|l| l.trim() == first)
                 {
@@ -200,6 +202,11 @@ pub fn apply(clients: &[&str], scope: &Scope, install: bool, dry_run: bool) -> R
         let list = changes(client, scope);
         if list.is_empty() {
             out.push_str(&format!("{client:<9} nothing to write in this scope\n"));
+        }
+        if install && *client == "codex" && !scope.global {
+            if let Some(note) = super::codex::untrusted_project(&scope.codex_home, &scope.base) {
+                out.push_str(&format!("{client:<9} {note}\n"));
+            }
         }
         for change in &list {
             let path = change.path();

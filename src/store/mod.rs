@@ -341,6 +341,14 @@ impl Store {
         &self.path
     }
 
+    /// Whether SQLite could open the file only for reading (a read-only mount, a file this user
+    /// may not write): nothing can be recorded in it.
+    pub fn is_read_only(&self) -> bool {
+        self.conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .unwrap_or(true)
+    }
+
     fn err(&self, e: rusqlite::Error) -> StoreError {
         StoreError::from_sqlite(&self.path, e)
     }
@@ -816,6 +824,13 @@ impl Store {
 }
 
 impl StoreError {
+    /// Whether the store could not be opened for lack of rights or on a read-only file system
+    /// (what a sandbox does), rather than for what it holds.
+    pub fn denied(&self) -> bool {
+        matches!(self.message.as_str(), "permission denied" | "read-only")
+            || self.message.starts_with("Read-only file system")
+    }
+
     fn from_sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
         let corrupt = matches!(
             e.sqlite_error_code(),

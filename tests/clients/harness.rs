@@ -41,7 +41,9 @@ pub fn client(name: &str, program: &str) -> PathBuf {
             })
     };
     if !path.exists() && !npm(&["ci"]).success() {
-        eprintln!("npm ci in tests/clients/{name} failed; installing the same pins with npm install");
+        eprintln!(
+            "npm ci in tests/clients/{name} failed; installing the same pins with npm install"
+        );
         assert!(
             npm(&["install", "--no-save"]).success(),
             "npm install in tests/clients/{name} failed"

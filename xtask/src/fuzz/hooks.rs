@@ -9,7 +9,7 @@ use super::engine::{case, Engine};
 use super::targets::string;
 use super::{Target, Wrap};
 use crate::common::Fixture;
-use sqz::hook::{claude, copilot, gemini, opencode, rewrite};
+use sqz::hook::{claude, codex, copilot, gemini, opencode, rewrite};
 use sqz::json::{self, Value};
 use std::path::Path;
 
@@ -152,6 +152,15 @@ fn gemini_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
     .into_bytes()
 }
 
+fn codex_payload(rng: &mut fastrand::Rng, command: &[u8]) -> Vec<u8> {
+    let tool = ["Bash", "Bash", "apply_patch"][rng.usize(..3)];
+    format!(
+        r#"{{"session_id":"s","turn_id":"t","transcript_path":"/t.jsonl","cwd":"/proj","hook_event_name":"PreToolUse","model":"m","permission_mode":"bypassPermissions","tool_name":"{tool}","tool_input":{{"command":{}}},"tool_use_id":"call_1"}}"#,
+        string(&lossy(command))
+    )
+    .into_bytes()
+}
+
 /// Copilot CLI's postToolUse on `bash`, with the closing exit-code line 1.0.102 writes.
 fn copilot_payload(rng: &mut fastrand::Rng, case: &[u8]) -> Vec<u8> {
     let (command, output) = split_case(case);
@@ -249,7 +258,10 @@ pub fn targets(
             Err(_) => Ok(()),
         }),
     };
-    let mut targets = vec![pre("hook-claude", claude_payload, check_claude)];
+    let mut targets = vec![
+        pre("hook-claude", claude_payload, check_claude),
+        pre("hook-codex", codex_payload, check_codex),
+    ];
     let cases: Vec<Vec<u8>> = fixtures.iter().map(|f| case(&f.cmd, &f.input)).collect();
     let afters: [(&str, Wrap, AfterCheck); 3] = [
         ("hook-gemini", gemini_payload, check_gemini),
@@ -455,6 +467,56 @@ fn check_opencode(engine: &mut Engine, payload: &str) -> Result<(), String> {
         return Err("a replaced output without its text".into());
     };
     kept(engine, original, served)
+}
+
+/// The sqz a Codex rewrite runs, as the rules file would name it.
+const CODEX_SQZ: &str = "/opt/sqz/bin/sqz";
+
+/// A Codex rewrite is the original's simple commands, each verbatim and in order, with some
+/// piped through sqz under a label that is that command; between them only the separators.
+fn check_codex(payload: &str) -> Result<(), String> {
+    let answer = codex::respond(payload, Some(CODEX_SQZ));
+    let out = answer_json(&answer.json)?;
+    if !answer.rewrote() {
+        return Ok(());
+    }
+    let doc =
+        json::parse(payload).map_err(|e| format!("rewrote a payload that is not JSON: {e}"))?;
+    let original = at(&doc, &["tool_input", "command"])
+        .and_then(Value::as_str)
+        .ok_or("a rewrite without the original")?;
+    let specific = at(&out, &["hookSpecificOutput"]).ok_or("no hookSpecificOutput")?;
+    if specific.get("permissionDecision").and_then(Value::as_str) != Some("allow") {
+        return Err("a Codex rewrite without allow is ignored".into());
+    }
+    let rewritten = at(specific, &["updatedInput", "command"])
+        .and_then(Value::as_str)
+        .ok_or("no new command")?;
+    let mut rest = rewritten
+        .strip_prefix("set -o pipefail; ")
+        .ok_or("the rewrite does not start with set -o pipefail")?
+        .to_string();
+    let pipe = format!(" | {CODEX_SQZ} compress --cmd ");
+    while let Some(at) = rest.find(&pipe) {
+        let label_at = at + pipe.len();
+        let quote = rest[label_at..].chars().next().ok_or("no label")?;
+        let end = rest[label_at + 1..]
+            .find(quote)
+            .ok_or("an unterminated label")?;
+        let label = &rest[label_at + 1..label_at + 1 + end];
+        if !rest[..at].ends_with(label) {
+            return Err(format!("label {label:?} is not the command it follows"));
+        }
+        rest.replace_range(at..label_at + end + 2, "");
+    }
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    if squeeze(&rest) != squeeze(original) {
+        return Err(format!(
+            "the rewrite does not hold the original's commands: {:?}",
+            super::engine::short(rewritten)
+        ));
+    }
+    Ok(())
 }
 
 /// A replaced Bash output is either recoverable from the store or reads back to the output as
