@@ -4,77 +4,34 @@
 //! `sqz proxy`), comparing what the model saw call by call. `tests/clients/claude/run.mjs` does
 //! one run and writes its report; this file decides what counts as worse than without sqz.
 
-use sqz::json::{parse, Value};
+#[path = "clients/claude/shared.rs"]
+mod shared;
+
+use shared::{bin, flag, get, list, number, runner, text, ToolCall};
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::ops::Deref;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 /// The credential in the scratch project's `.env`. It must never reach sqz's store.
 const CANARY: &str = "Zq3vT8mWk2LpR9xYb4NcH7sJd1FgA6eUo5iK0tVw";
 
-/// The pinned client version; `npm ci` installs it from the committed lock file.
-const CLAUDE_VERSION: &str = "2.1.328";
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_sqz"))
-}
-
-fn suite_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/claude")
-}
-
-/// `tests/clients/claude/node_modules`, installed with `npm ci` on first use.
-fn installed() -> &'static Path {
-    static DONE: OnceLock<PathBuf> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let dir = suite_dir();
-        let manifest = dir.join("node_modules/@anthropic-ai/claude-code/package.json");
-        let pinned = std::fs::read_to_string(&manifest)
-            .map(|t| t.contains(&format!("\"version\": \"{CLAUDE_VERSION}\"")))
-            .unwrap_or(false);
-        if !pinned || !dir.join("node_modules/.bin/claude").exists() {
-            let status = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(&dir)
-                .status()
-                .unwrap_or_else(|e| {
-                    panic!("npm is needed for the Claude Code client tests (install Node.js and npm): {e}")
-                });
-            assert!(status.success(), "npm ci in tests/clients/claude failed");
-        }
-        dir.join("node_modules")
-    })
-}
-
-/// One tool call of the script, as the model saw its result in the next request.
+/// One tool call of the script, and what the headless run adds: the tokens the model saw and
+/// whether the client denied the call.
 #[derive(Debug)]
 struct Call {
-    step: usize,
-    id: String,
-    tool: String,
-    input: String,
-    expand: bool,
-    answered: bool,
-    text: String,
+    call: ToolCall,
     tokens: usize,
-    is_error: bool,
     denied: bool,
 }
 
-impl Call {
-    /// `step N (Tool input)`, for messages.
-    fn name(&self) -> String {
-        format!("step {} ({} {})", self.step, self.tool, self.input)
-    }
+impl Deref for Call {
+    type Target = ToolCall;
 
-    /// The `Exit code N` line the client puts first for a failed command.
-    fn exit_line(&self) -> Option<&str> {
-        self.text
-            .lines()
-            .next()
-            .filter(|l| l.starts_with("Exit code "))
+    fn deref(&self) -> &ToolCall {
+        &self.call
     }
 }
 
@@ -99,27 +56,6 @@ struct Report {
     history: Vec<History>,
     /// Whether the project folder was trusted in Claude Code.
     trusted: bool,
-}
-
-fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
-    v.get(key)
-        .unwrap_or_else(|| panic!("report has no {key:?}: {}", v.to_compact()))
-}
-
-fn text(v: &Value, key: &str) -> String {
-    get(v, key).as_str().unwrap_or_default().to_string()
-}
-
-fn flag(v: &Value, key: &str) -> bool {
-    get(v, key).as_bool().unwrap_or(false)
-}
-
-fn number(v: &Value, key: &str) -> usize {
-    get(v, key).as_u64().unwrap_or(0) as usize
-}
-
-fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    get(v, key).as_array().unwrap_or(&[])
 }
 
 /// Tokens in `text`, as `sqz tokens` counts them.
@@ -151,34 +87,20 @@ fn run(variant: &str, mode: &str) -> Report {
 
 /// `run`, in a project folder the user has trusted in Claude Code or not.
 fn run_in(variant: &str, mode: &str, trusted: bool) -> Report {
-    installed();
     let trust = if trusted { "yes" } else { "no" };
-    let out = std::env::temp_dir().join(format!(
-        "sqz-claude-{}-{variant}-{mode}-{trust}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new("node")
-        .arg(suite_dir().join("run.mjs"))
-        .args(["--out".as_ref(), out.as_os_str()])
-        .args(["--variant", variant, "--mode", mode, "--canary", CANARY])
-        .args(["--trusted", trust])
-        .args(["--sqz".as_ref(), bin().as_os_str()])
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("node is needed for the Claude Code client tests (install Node.js): {e}")
-        });
     let label = format!("{variant}/{mode}");
-    let report_path = out.join("report.json");
-    assert!(
-        output.status.success() && report_path.exists(),
-        "the {label} run failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report =
-        parse(&std::fs::read_to_string(&report_path).expect("report")).expect("report JSON");
+    let args = [
+        "--variant",
+        variant,
+        "--mode",
+        mode,
+        "--canary",
+        CANARY,
+        "--trusted",
+        trust,
+    ];
+    let name = format!("{variant}-{mode}-{trust}");
+    let (out, report) = runner("run.mjs", &name, &args, &label);
     let claude = get(&report, "claude");
     let result = get(claude, "result");
     assert!(
@@ -191,18 +113,11 @@ fn run_in(variant: &str, mode: &str, trusted: bool) -> Report {
     let calls: Vec<Call> = list(&report, "calls")
         .iter()
         .map(|c| {
-            let normalized = text(c, "normalized");
+            let call = ToolCall::from_report(c, "normalized");
             Call {
-                step: number(c, "step"),
-                id: text(c, "id"),
-                tool: text(c, "tool"),
-                input: get(c, "input").to_compact(),
-                expand: flag(c, "expand"),
-                answered: flag(c, "answered"),
-                tokens: tokens(&normalized),
-                text: normalized,
-                is_error: flag(c, "is_error"),
+                tokens: tokens(&call.text),
                 denied: flag(c, "denied"),
+                call,
             }
         })
         .collect();
@@ -339,34 +254,12 @@ fn regressions(base: &Report, with: &Report, hooks: bool) -> Vec<String> {
             continue;
         }
         if w.expand {
-            // The script's `sqz expand` runs only where a reference reached the model.
-            if hooks && !w.input.contains("sqz expand") {
-                problems.push(format!(
-                    "{name}: no §ref:HASH§ reached the model, so `sqz expand` was never run"
-                ));
-            } else if hooks && (w.is_error || w.text.trim().is_empty()) {
-                problems.push(format!(
-                    "{name}: `sqz expand` gave the model an error or nothing: {}",
-                    w.text
-                ));
+            if hooks {
+                problems.extend(w.expand_problem());
             }
             continue;
         }
-        if w.is_error != b.is_error {
-            problems.push(format!(
-                "{name}: is_error {} with sqz, {} without; with sqz the model saw: {}",
-                w.is_error,
-                b.is_error,
-                w.text.chars().take(300).collect::<String>()
-            ));
-        }
-        if w.exit_line() != b.exit_line() {
-            problems.push(format!(
-                "{name}: exit status {:?} with sqz, {:?} without",
-                w.exit_line(),
-                b.exit_line()
-            ));
-        }
+        problems.extend(w.status_problems(b));
         if w.tokens > b.tokens {
             problems.push(format!(
                 "{name}: the model saw {} tokens with sqz, {} without; with sqz: {}",
@@ -378,7 +271,7 @@ fn regressions(base: &Report, with: &Report, hooks: bool) -> Vec<String> {
     }
     for (id, what) in &with.hook_errors {
         let call = with.calls.iter().find(|c| &c.id == id);
-        let name = call.map_or_else(|| "before any tool call".to_string(), Call::name);
+        let name = call.map_or_else(|| "before any tool call".to_string(), |c| c.name());
         problems.push(format!("{name}: {what}"));
     }
     if hooks && with.hook_runs == 0 {

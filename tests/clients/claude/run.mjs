@@ -16,14 +16,13 @@ import { fileURLToPath } from "node:url";
 import {
   startFakeModel,
   startSqzProxy,
-  run,
   runAsync,
   readJsonLines,
-  firstToolResults,
+  scriptedCalls,
   historyChanges,
-  replaceInStrings,
 } from "../lib/harness.mjs";
 import { makeProject } from "../lib/project.mjs";
+import { scratch, sqzInit, scriptSteps } from "./scratch.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -63,14 +62,8 @@ function normalize(text, out) {
 async function main() {
   const o = options(process.argv.slice(2));
   const out = path.resolve(o.out);
-  const home = path.join(out, "home");
-  const project = path.join(out, "project");
-  const bin = path.join(out, "bin");
-  const tmp = path.join(out, "tmp");
-  const db = path.join(out, "store", "sessions.db");
-  for (const d of [path.join(home, ".claude"), project, bin, tmp]) fs.mkdirSync(d, { recursive: true });
-  if (!fs.existsSync(o.claude)) throw new Error(`Claude Code is not installed at ${o.claude}`);
-  fs.symlinkSync(o.sqz, path.join(bin, "sqz"));
+  const scratchDir = scratch({ out, sqz: o.sqz, claude: o.claude });
+  const { home, project, db } = scratchDir;
 
   const allow = ["Bash(python3:*)", "Bash(sed -i:*)", "Edit"];
   // A proxy user runs no `sqz init`; the README tells them to allow `sqz expand` themselves.
@@ -85,24 +78,10 @@ async function main() {
   fs.writeFileSync(path.join(home, ".claude.json"), JSON.stringify({ projects }, null, 2));
   makeProject(project, { home, canary: o.canary });
 
-  const env = {
-    PATH: `${bin}:${process.env.PATH}`,
-    HOME: home,
-    TMPDIR: tmp,
-    TERM: "dumb",
-    LANG: "C.UTF-8",
-    SQZ_DB_PATH: db,
-    PYTHONDONTWRITEBYTECODE: "1",
-  };
-  let init = null;
-  if (o.variant === "sqz") {
-    init = run(o.sqz, ["init"], { cwd: project, env });
-    if (init.status !== 0) throw new Error(`sqz init failed (${init.status}): ${init.stdout}${init.stderr}`);
-  }
+  const env = { ...scratchDir.env, TERM: "dumb" };
+  const init = o.variant === "sqz" ? sqzInit(o.sqz, scratchDir, env) : null;
 
-  const steps = replaceInStrings(JSON.parse(fs.readFileSync(o.script, "utf8")), "{project}", project);
-  const stepsFile = path.join(out, "steps.json");
-  fs.writeFileSync(stepsFile, JSON.stringify(steps, null, 2));
+  const { steps, file: stepsFile } = scriptSteps(o.script, scratchDir);
   const log = path.join(out, "requests.jsonl");
   const model = await startFakeModel({ script: stepsFile, log });
   let proxy = null;
@@ -171,32 +150,11 @@ async function main() {
     }));
 
   const requests = readJsonLines(log);
-  const results = firstToolResults(requests);
-  const sent = new Map();
-  for (const r of requests)
-    for (const m of r.body?.messages ?? [])
-      if (m.role === "assistant" && Array.isArray(m.content))
-        for (const b of m.content) if (b.type === "tool_use") sent.set(b.id, b.input);
-
-  const calls = [];
-  steps.forEach((step, k) => {
-    if (!step.tool) return;
-    const id = `toolu_${String(k).padStart(4, "0")}`;
-    const seen = results.get(id) ?? null;
-    const denial = denials.get(id) ?? null;
-    calls.push({
-      step: k,
-      id,
-      tool: step.tool,
-      input: sent.get(id) ?? null,
-      expand: step.expand === true,
-      answered: seen !== null,
-      text: seen?.text ?? "",
-      normalized: seen ? normalize(seen.text, out) : "",
-      is_error: seen?.is_error ?? false,
-      denied: denial !== null,
-    });
-  });
+  const calls = scriptedCalls(steps, requests).map((call) => ({
+    ...call,
+    normalized: call.answered ? normalize(call.text, out) : "",
+    denied: denials.has(call.id),
+  }));
 
   const report = {
     client: "claude-code",
@@ -204,7 +162,7 @@ async function main() {
     mode: o.mode,
     out,
     store: path.dirname(db),
-    init: init && { status: init.status, stdout: init.stdout, stderr: init.stderr },
+    init,
     claude: {
       status: claude.status,
       signal: claude.signal,

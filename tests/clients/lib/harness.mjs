@@ -182,6 +182,35 @@ export function firstToolResults(requests) {
   return seen;
 }
 
+/// Each tool call of a script (steps as fake-model.mjs reads them), as the model sent it and
+/// saw its result: {step, id, tool, input (as sent, with {match} filled in), expand (the
+/// step's flag), answered, text, is_error}. The fake model names step K's call `toolu_000K`.
+export function scriptedCalls(steps, requests) {
+  const results = firstToolResults(requests);
+  const sent = new Map();
+  for (const r of requests)
+    for (const m of r.body?.messages ?? [])
+      if (m.role === "assistant" && Array.isArray(m.content))
+        for (const b of m.content) if (b.type === "tool_use") sent.set(b.id, b.input);
+  const calls = [];
+  steps.forEach((step, k) => {
+    if (!step.tool) return;
+    const id = `toolu_${String(k).padStart(4, "0")}`;
+    const seen = results.get(id) ?? null;
+    calls.push({
+      step: k,
+      id,
+      tool: step.tool,
+      input: sent.get(id) ?? null,
+      expand: step.expand === true,
+      answered: seen !== null,
+      text: seen?.text ?? "",
+      is_error: seen?.is_error ?? false,
+    });
+  });
+  return calls;
+}
+
 /// A copy of `value` without any `cache_control` member, at any depth.
 export function withoutCacheControl(value) {
   if (Array.isArray(value)) return value.map(withoutCacheControl);
