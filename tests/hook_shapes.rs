@@ -318,7 +318,8 @@ fn the_claude_hook_answers_a_command_bash_runs_the_same() {
         String::from_utf8(out.stdout).unwrap()
     };
     assert_eq!(hook(&home).trim(), "{}");
-    let mut allow = String::from("[");
+    // sqz's rules and the user's own rule for python3.
+    let mut allow = String::from(r#"["Bash(python3:*)","#);
     for (n, rule) in sqz::hook::rewrite::ALLOW_RULES.iter().enumerate() {
         if n > 0 {
             allow.push(',');

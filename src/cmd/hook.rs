@@ -53,14 +53,15 @@ fn read_payload() -> std::result::Result<String, String> {
 
 fn respond(client: Client, payload: &str, env: &Env) -> Answer {
     match client {
-        Client::Claude => claude::pre_answer(payload, |cwd| {
+        Client::Claude => claude::pre_answer(payload, |cwd, command| {
             claude::SettingsPlaces {
                 home: env.home.as_deref(),
                 config_dir: env.claude_config_dir.as_deref(),
                 // The payload's cwd follows every `cd`; the project root does not.
                 project: env.claude_project_dir.as_deref().or(cwd),
             }
-            .rules_in_effect()
+            .permissions()
+            .runs_rewrite_unasked(command)
         }),
         Client::ClaudePost => {
             let mut backend = Lazy::new(env);

@@ -13,7 +13,7 @@ use crate::serve::Live;
 /// Whether Claude Code's PreToolUse hook rewrites this Bash call, with the allow rules
 /// `sqz init` writes in effect.
 pub fn claude_pre_rewrites(c: &Call) -> bool {
-    pre_answer(&claude_payload(c, "PreToolUse"), |_| true).rewrote()
+    pre_answer(&claude_payload(c, "PreToolUse"), |_, _| true).rewrote()
 }
 
 /// The `updatedToolOutput` Claude Code's PostToolUse hook answers for this call, on the

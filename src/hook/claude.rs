@@ -68,39 +68,125 @@ impl SettingsPlaces<'_> {
         })
     }
 
-    /// Whether every rule in `ALLOW_RULES` is in effect: in the user's settings, or in the
-    /// project's settings of a trusted workspace.
-    pub fn rules_in_effect(&self) -> bool {
+    /// The permission rules in effect: the user's settings, and the project's settings of a
+    /// trusted workspace.
+    pub fn permissions(&self) -> Permissions {
         let mut files: Vec<PathBuf> = self.user_file().into_iter().collect();
         if let Some(project) = self.project.filter(|p| self.project_trusted(p)) {
             files.push(project.join(".claude").join("settings.json"));
             files.push(project.join(".claude").join("settings.local.json"));
         }
-        let found = allow_rules(&files);
-        ALLOW_RULES
-            .iter()
-            .all(|rule| found.iter().any(|f| f == rule))
+        let mut permissions = Permissions::default();
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            let Ok(value) = json::parse(&text) else {
+                continue;
+            };
+            let list = |key: &str| -> Vec<String> {
+                value
+                    .get("permissions")
+                    .and_then(|p| p.get(key))
+                    .and_then(Value::as_array)
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            };
+            permissions.allow.extend(list("allow"));
+            permissions.guarded.extend(list("ask"));
+            permissions.guarded.extend(list("deny"));
+        }
+        permissions
     }
 }
 
-/// Every `permissions.allow` entry in the files that exist and parse.
-fn allow_rules(files: &[PathBuf]) -> Vec<String> {
-    let mut found = Vec::new();
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
-        let Ok(value) = json::parse(&text) else {
-            continue;
-        };
-        let allow = value
-            .get("permissions")
-            .and_then(|p| p.get("allow"))
-            .and_then(Value::as_array)
-            .unwrap_or(&[]);
-        found.extend(allow.iter().filter_map(Value::as_str).map(str::to_string));
+/// Claude Code permission rules, as the settings files hold them.
+#[derive(Default, Debug)]
+pub struct Permissions {
+    pub allow: Vec<String>,
+    /// `ask` and `deny` rules: a command one of them matches is never rewritten.
+    pub guarded: Vec<String>,
+}
+
+impl Permissions {
+    /// Whether the client would run the `Shape::Pipefail` rewrite of `command` without asking:
+    /// every rule in `ALLOW_RULES` is there, and a rule of the user's own allows the command
+    /// itself, which no `ask` or `deny` rule names. A command the client would ask about as
+    /// written is left as written, so the user's "don't ask again" records a rule for the
+    /// command, not for the rewrite.
+    pub fn runs_rewrite_unasked(&self, command: &str) -> bool {
+        ALLOW_RULES
+            .iter()
+            .all(|rule| self.allow.iter().any(|a| a == rule))
+            && self
+                .allow
+                .iter()
+                .any(|rule| bash_rule_matches(rule, command))
+            && !self
+                .guarded
+                .iter()
+                .any(|rule| bash_rule_names(rule, command))
     }
-    found
+}
+
+/// Whether a Claude Code allow rule surely allows `command`: `Bash` or `Bash(*)`, a prefix rule
+/// `Bash(P:*)` (the command is P, or P and more words), or a pattern whose `*` stands for any
+/// text. Read narrowly: a rule this does not follow allows nothing here.
+pub fn bash_rule_matches(rule: &str, command: &str) -> bool {
+    let Some(inner) = rule.strip_prefix("Bash") else {
+        return false;
+    };
+    if inner.is_empty() {
+        return true;
+    }
+    let Some(pattern) = inner.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+        return false;
+    };
+    match pattern.strip_suffix(":*") {
+        Some(prefix) => {
+            command == prefix
+                || command
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with(' '))
+        }
+        None => glob(pattern, command),
+    }
+}
+
+/// Whether an `ask` or `deny` rule may name `command`: read broadly, so that any doubt leaves
+/// the command as written.
+fn bash_rule_names(rule: &str, command: &str) -> bool {
+    let Some(inner) = rule.strip_prefix("Bash") else {
+        return false;
+    };
+    let pattern = inner
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or("*");
+    let prefix = pattern.split(['*', ':']).next().unwrap_or("");
+    command.starts_with(prefix.trim_end())
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = parts.split_first().expect("split gives one part at least");
+    let Some(mut left) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return left.is_empty();
+    };
+    for part in middle {
+        match left.find(part) {
+            Some(at) => left = &left[at + part.len()..],
+            None => return false,
+        }
+    }
+    left.ends_with(last)
 }
 
 /// The payload as a JSON object.
@@ -136,10 +222,10 @@ fn bash_command(value: Value) -> Result<(Value, String), Answer> {
 
 /// The PreToolUse answer. Only one plain command is rewritten (`rewrite::is_plain`), in the
 /// `Shape::Pipefail` form; anything else runs as written and its output, when the command
-/// succeeds, reaches `post_answer`. `rules_in_effect` says, for the payload's `cwd`, whether
-/// the allow rules that shape needs are in effect; in `bypassPermissions` mode no rule is
-/// checked, so none is needed.
-pub fn pre_answer(payload: &str, rules_in_effect: impl FnOnce(Option<&Path>) -> bool) -> Answer {
+/// succeeds, reaches `post_answer`. `unasked` says, for the payload's `cwd` and the command,
+/// whether the client would run the rewrite without asking (`Permissions::runs_rewrite_unasked`);
+/// in `bypassPermissions` mode no rule is checked, so none is needed.
+pub fn pre_answer(payload: &str, unasked: impl FnOnce(Option<&Path>, &str) -> bool) -> Answer {
     let (value, command) = match bash_call(payload) {
         Ok(call) => call,
         Err(answer) => return answer,
@@ -164,9 +250,9 @@ pub fn pre_answer(payload: &str, rules_in_effect: impl FnOnce(Option<&Path>) -> 
     };
     let bypass = value.get("permission_mode").and_then(Value::as_str) == Some(BYPASS);
     let cwd = value.get("cwd").and_then(Value::as_str).map(Path::new);
-    if !bypass && !rules_in_effect(cwd) {
-        // The client would ask about the rewrite: the command runs as written. `sqz doctor`
-        // says which rule is missing or that the folder is not trusted yet.
+    if !bypass && !unasked(cwd, &command) {
+        // The client would ask: the command runs as written, so the question is about it
+        // alone. `sqz doctor` says which rule is missing or that the folder is not trusted.
         return Answer::unchanged();
     }
     let mut updated = input.clone();
@@ -540,8 +626,9 @@ mod tests {
 
     #[test]
     fn pre_rewrites_one_plain_command_keeping_every_field() {
-        let answer = pre_answer(&pre_payload("pytest -x tests", ""), |cwd| {
+        let answer = pre_answer(&pre_payload("pytest -x tests", ""), |cwd, command| {
             assert_eq!(cwd, Some(Path::new("/proj")));
+            assert_eq!(command, "pytest -x tests");
             true
         });
         assert_eq!(answer.left, None);
@@ -599,7 +686,7 @@ mod tests {
 
     #[test]
     fn pre_leaves_without_the_allow_rules_except_in_bypass_mode() {
-        let answer = pre_answer(&pre_payload("cargo test", ""), |_| false);
+        let answer = pre_answer(&pre_payload("cargo test", ""), |_, _| false);
         assert_eq!(answer.json, "{}");
         assert_eq!(
             answer.left, None,
@@ -607,11 +694,11 @@ mod tests {
         );
         let bypass = pre_answer(
             &pre_payload_in("bypassPermissions", "cargo test", ""),
-            |_| panic!("no rule is checked in bypass mode"),
+            |_, _| panic!("no rule is checked in bypass mode"),
         );
         assert!(bypass.rewrote(), "{}", bypass.json);
         for mode in ["default", "acceptEdits", "plan", "dontAsk"] {
-            let answer = pre_answer(&pre_payload_in(mode, "cargo test", ""), |_| false);
+            let answer = pre_answer(&pre_payload_in(mode, "cargo test", ""), |_, _| false);
             assert_eq!(answer.json, "{}", "{mode}");
         }
     }
@@ -641,13 +728,13 @@ mod tests {
             r#"{"tool_name":"Bash"}"#.to_string(),
         ];
         for payload in cases {
-            let answer = pre_answer(&payload, |_| true);
+            let answer = pre_answer(&payload, |_, _| true);
             assert_eq!(answer.json, "{}", "{payload}");
             assert!(!answer.json.contains("permissionDecision"));
         }
-        let bad = pre_answer("{not json", |_| true);
+        let bad = pre_answer("{not json", |_, _| true);
         assert!(bad.left.unwrap().contains("malformed"));
-        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_| true);
+        let other = pre_answer(r#"{"tool_name":"Read","tool_input":{}}"#, |_, _| true);
         assert!(other.left.unwrap().contains("not a Bash call"));
     }
 
@@ -932,17 +1019,18 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let (home, proj) = (dir.join("home"), dir.join("proj"));
         std::fs::create_dir_all(home.join(".claude")).unwrap();
-        std::fs::create_dir_all(proj.join(".claude").join("sub")).unwrap();
-        let places = |project: &Path| {
+        std::fs::create_dir_all(proj.join(".claude")).unwrap();
+        let unasked = |command: &str| {
             SettingsPlaces {
                 home: Some(&home),
                 config_dir: None,
-                project: Some(project),
+                project: Some(&proj),
             }
-            .rules_in_effect()
+            .permissions()
+            .runs_rewrite_unasked(command)
         };
         let rules = |rules: &[&str]| {
-            let mut s = String::from(r#"{"permissions":{"allow":["Bash(ls:*)""#);
+            let mut s = String::from(r#"{"permissions":{"allow":["Bash(pytest:*)""#);
             for r in rules {
                 s.push(',');
                 json::write_string(&mut s, r);
@@ -950,31 +1038,73 @@ mod tests {
             s.push_str("]}}");
             s
         };
-        assert!(!places(&proj));
+        let trust = |dir: &Path| {
+            let mut t = String::from(r#"{"projects":{"#);
+            json::write_string(&mut t, dir.to_str().unwrap());
+            t.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
+            std::fs::write(home.join(".claude.json"), &t).unwrap();
+        };
+        assert!(!unasked("pytest -x"));
         std::fs::write(proj.join(".claude/settings.json"), rules(&ALLOW_RULES)).unwrap();
-        assert!(!places(&proj), "an untrusted project's rules are dropped");
-        let mut trust = String::from(r#"{"projects":{"#);
-        json::write_string(&mut trust, proj.to_str().unwrap());
-        trust.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
-        std::fs::write(home.join(".claude.json"), &trust).unwrap();
-        assert!(places(&proj));
-        let mut trust = String::from(r#"{"projects":{"#);
-        json::write_string(&mut trust, dir.to_str().unwrap());
-        trust.push_str(r#":{"hasTrustDialogAccepted":true}}}"#);
-        std::fs::write(home.join(".claude.json"), &trust).unwrap();
-        assert!(places(&proj), "a folder below a trusted one is trusted");
+        assert!(
+            !unasked("pytest -x"),
+            "an untrusted project's rules are dropped"
+        );
+        trust(&proj);
+        assert!(unasked("pytest -x"));
+        assert!(!unasked("cargo test"), "no rule of the user's allows cargo");
+        trust(&dir);
+        assert!(
+            unasked("pytest -x"),
+            "a folder below a trusted one is trusted"
+        );
         std::fs::remove_file(proj.join(".claude/settings.json")).unwrap();
         std::fs::write(
             proj.join(".claude/settings.local.json"),
             rules(&ALLOW_RULES[..1]),
         )
         .unwrap();
-        assert!(!places(&proj), "one rule of two");
+        assert!(!unasked("pytest -x"), "one rule of two");
         std::fs::write(home.join(".claude/settings.json"), rules(&ALLOW_RULES[1..])).unwrap();
-        assert!(places(&proj), "the two rules from two files");
+        assert!(unasked("pytest -x"), "the two rules from two files");
         std::fs::remove_file(home.join(".claude.json")).unwrap();
         std::fs::write(home.join(".claude/settings.json"), rules(&ALLOW_RULES)).unwrap();
-        assert!(places(&proj), "user rules need no trust");
+        assert!(unasked("pytest -x"), "user rules need no trust");
+        // An `ask` or `deny` rule that names the command keeps it as written.
+        let mut asked = rules(&ALLOW_RULES);
+        asked.truncate(asked.len() - 2);
+        asked.push_str(r#","ask":["Bash(pytest -x:*)"]}}"#);
+        std::fs::write(home.join(".claude/settings.json"), asked).unwrap();
+        assert!(!unasked("pytest -x"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn allow_rules_are_read_as_the_client_reads_them() {
+        for (rule, command, allows) in [
+            ("Bash", "cargo test", true),
+            ("Bash(*)", "cargo test", true),
+            ("Bash(cargo test:*)", "cargo test", true),
+            ("Bash(cargo test:*)", "cargo test --release", true),
+            ("Bash(cargo test:*)", "cargo tests", false),
+            ("Bash(cargo:*)", "cargo test", true),
+            (
+                "Bash(python3 *)",
+                "python3 -m unittest tests.test_calc",
+                true,
+            ),
+            (
+                "Bash(python3 -m unittest)",
+                "python3 -m unittest tests.test_calc",
+                false,
+            ),
+            ("Bash(python3 -m unittest)", "python3 -m unittest", true),
+            ("Bash(npm run * --silent)", "npm run test --silent", true),
+            ("Bash(npm run * --silent)", "npm run test", false),
+            ("Read", "cargo test", false),
+            ("Bash(cargo test", "cargo test", false),
+        ] {
+            assert_eq!(bash_rule_matches(rule, command), allows, "{rule} {command}");
+        }
     }
 }

@@ -139,8 +139,11 @@ pub fn run(root: &Path) -> Result<(), String> {
     // A home whose Claude settings hold the allow rules, so the hook really rewrites.
     let home = scratch.dir.join("home");
     std::fs::create_dir_all(home.join(".claude")).map_err(|e| e.to_string())?;
+    // sqz's rules and the user's own rule for the command, so the hook reads every file and
+    // rewrites.
     let rules: Vec<String> = sqz::hook::rewrite::ALLOW_RULES
         .iter()
+        .chain(&["Bash(cargo test:*)"])
         .map(|r| {
             let mut quoted = String::new();
             sqz::json::write_string(&mut quoted, r);
@@ -156,7 +159,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let payload = format!(
-        "{{\"session_id\":\"bench\",\"cwd\":\"{}\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"git status --short\",\"description\":\"Show status\"}}}}",
+        "{{\"session_id\":\"bench\",\"cwd\":\"{}\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"cargo test --workspace\",\"description\":\"Run the tests\"}}}}",
         scratch.dir.display()
     );
     let hook = median(

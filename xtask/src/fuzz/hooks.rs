@@ -345,7 +345,7 @@ pub fn rewrite_keeps(original: Option<&str>, rewritten: Option<&str>) -> Result<
 
 fn check_claude(payload: &str) -> Result<(), String> {
     // With the allow rules in effect, so every rewrite the hook would make is checked.
-    let answer = claude::pre_answer(payload, |_| true);
+    let answer = claude::pre_answer(payload, |_, _| true);
     let out = answer_json(&answer.json)?;
     if !answer.rewrote() {
         return Ok(());
