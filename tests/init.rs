@@ -759,7 +759,7 @@ fn init_replaces_the_trailer_rules_of_an_older_install() {
         want.extend(
             sqz::hook::rewrite::ALLOW_RULES
                 .iter()
-                .chain([&sqz::hook::rewrite::EXPAND_RULE])
+                .chain(&sqz::hook::rewrite::EXPAND_RULES)
                 .map(|r| r.to_string()),
         );
         let mut rules = rules;

@@ -10,9 +10,10 @@
 /// its default permission modes only while these are in effect.
 pub const ALLOW_RULES: [&str; 2] = ["Bash(sqz compress --cmd:*)", PIPEFAIL_RULE];
 
-/// The allow rule for `sqz expand`, which `sqz init` also writes: every stand-in sqz sends names
-/// that command, and an agent that has to ask before it can resolve one is worse off.
-pub const EXPAND_RULE: &str = "Bash(sqz expand:*)";
+/// The allow rules for `sqz expand` and the MCP server's `expand` tool, which `sqz init` also
+/// writes: every stand-in sqz sends names one of them, and an agent that has to ask before it
+/// can resolve one is worse off. Both only read sqz's own store.
+pub const EXPAND_RULES: [&str; 2] = ["Bash(sqz expand:*)", "mcp__sqz__expand"];
 
 /// The allow rule for the `set -o pipefail` that `Shape::Pipefail` puts first.
 pub const PIPEFAIL_RULE: &str = "Bash(set -o pipefail)";

@@ -303,7 +303,7 @@ fn json_notes(client: &str, doc: &Value, shown: &str, notes: &mut Vec<String>, a
         }
         let rules = crate::hook::rewrite::ALLOW_RULES
             .into_iter()
-            .chain([crate::hook::rewrite::EXPAND_RULE]);
+            .chain(crate::hook::rewrite::EXPAND_RULES);
         for rule in rules {
             if !allow.contains(&rule) && !old {
                 notes.push(format!("{shown}: allow rule missing: {rule}"));

@@ -183,7 +183,7 @@ pub(super) fn claude_add(doc: &mut Value) -> Merged {
     });
     let rules = crate::hook::rewrite::ALLOW_RULES
         .into_iter()
-        .chain([crate::hook::rewrite::EXPAND_RULE]);
+        .chain(crate::hook::rewrite::EXPAND_RULES);
     for rule in rules {
         if !allow.iter().any(|r| r.as_str() == Some(rule)) {
             allow.push(Value::str(rule));
@@ -206,7 +206,7 @@ pub(super) fn claude_remove(doc: &mut Value) -> bool {
         allow.retain(|r| {
             !r.as_str().is_some_and(|r| {
                 crate::hook::rewrite::ALLOW_RULES.contains(&r)
-                    || r == crate::hook::rewrite::EXPAND_RULE
+                    || crate::hook::rewrite::EXPAND_RULES.contains(&r)
                     || crate::hook::rewrite::OLD_RULES.contains(&r)
             })
         });

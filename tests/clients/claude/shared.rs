@@ -139,7 +139,10 @@ impl ToolCall {
     /// The step runs `sqz expand` only where a reference reached the model.
     pub fn expand_problem(&self) -> Option<String> {
         let name = self.name();
-        if !self.input.contains("sqz expand") {
+        // Through Bash (`sqz expand HASH`) or the MCP server's tool (`{"ref": HASH}`).
+        let ran = self.input.contains("sqz expand")
+            || (self.input.contains("\"ref\"") && !self.input.contains("\"none\""));
+        if !ran {
             Some(format!(
                 "{name}: no §ref:HASH§ reached the model, so `sqz expand` was never run"
             ))
