@@ -102,7 +102,7 @@ pub const CLIENTS: [Client; 5] = [
             ("Agent", Row::Task),
         ],
         hook: Hook::Claude,
-        hook_says: "PreToolUse rewrite of Bash, PostToolUse replacement of Bash, Read, Grep, Glob, Write, Edit",
+        hook_says: "PostToolUse replacement of Bash, Read, Grep, Glob, Write, Edit; PreToolUse rewrite of a plain build or test",
     },
     Client {
         name: "Codex CLI",
@@ -151,7 +151,7 @@ pub const CLIENTS: [Client; 5] = [
             tools: &["bash"],
             frame: copilot::frame,
         },
-        hook_says: "preToolUse rewrite of bash commands through sqz compress",
+        hook_says: "postToolUse replacement of bash output",
     },
     Client {
         name: "OpenCode",
@@ -174,7 +174,7 @@ pub const CLIENTS: [Client; 5] = [
             tools: &["bash"],
             frame: opencode::frame,
         },
-        hook_says: "plugin: bash output through sqz compress",
+        hook_says: "plugin tool.execute.after: bash output replaced",
     },
     Client {
         name: "Gemini CLI",
@@ -196,7 +196,7 @@ pub const CLIENTS: [Client; 5] = [
             tools: &["run_shell_command"],
             frame: gemini::frame,
         },
-        hook_says: "BeforeTool rewrite of run_shell_command through sqz compress",
+        hook_says: "AfterTool: run_shell_command output replaced",
     },
 ];
 
