@@ -522,11 +522,11 @@ fn check_codex(payload: &str) -> Result<(), String> {
 /// A replaced Bash output is either recoverable from the store or reads back to the output as
 /// the pipeline target reads it back.
 fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
-    let mut backend = live(engine);
     let inline = claude::Inline {
         limit: engine.env.bash_max_output_length,
         read_saved: &|_| None,
     };
+    let mut backend = live(engine);
     let answer = claude::post_answer(payload, &inline, &mut backend);
     let out = answer_json(&answer.json)?;
     if !answer.rewrote() {
