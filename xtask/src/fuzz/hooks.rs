@@ -543,6 +543,11 @@ fn check_claude_post(engine: &mut Engine, payload: &str) -> Result<(), String> {
     let (Some(original), Some(served)) = (original, served) else {
         return Err("a replaced output without its stdout".into());
     };
+    // The header line opens the replacement; what follows is the output as served.
+    let served = match served.split_once('\n') {
+        Some((header, rest)) if header.starts_with("[sqz] ") => rest,
+        _ => served,
+    };
     // Unstored output is lossless: value tables undone, or JSON's agent form decoded to the
     // same values (output that mentions a credential is compacted but never stored).
     kept(engine, original, served)
