@@ -80,6 +80,10 @@ fn exits(events: &str) -> Vec<String> {
 }
 
 fn paired(auto: bool) {
+    // One OpenCode at a time: two started at once on a fresh install (the first run of its
+    // 185 MB binary) hung in CI until their time ran out.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (without, exits_without, _) = session(auto, false);
     let (with, exits_with, scratch) = session(auto, true);
     assert_eq!(exits_without.len(), COMMANDS.len(), "{exits_without:?}");
